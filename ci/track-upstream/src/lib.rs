@@ -1,0 +1,1 @@
+//! track-upstream (under construction).

@@ -1,0 +1,1 @@
+//! mmkv-inspect (under construction).
