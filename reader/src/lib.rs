@@ -1,1 +1,15 @@
-//! mmkv-reader (under construction).
+//! mmkv-reader: a pure-Rust, read-only reader for Tencent MMKV files.
+#![deny(missing_docs)]
+
+pub mod crypto;
+pub mod decode;
+mod error;
+mod fsio;
+mod load;
+pub mod meta;
+pub mod raw;
+pub mod records;
+pub mod varint;
+
+pub use error::{Error, Result};
+pub use load::RegionSource;

@@ -1,0 +1,228 @@
+//! Official getter semantics on a value payload (the value bytes without the expire suffix).
+//!
+//! Each function reproduces the official `MMKV::getXxx` on the same bytes: the getter builds a
+//! `CodedInputData` over the payload and reads ONE item from its start; trailing bytes are
+//! ignored; any decoder exception (input ended, malformed varint, negative or overlong length)
+//! makes the getter return its default with `hasValue = false`, which is `None` here. An
+//! empty payload is "no value" for every getter.
+//!
+//! | getter | official read | notes |
+//! |---|---|---|
+//! | [`as_bool`] | `readRawVarint32() != 0` | a 64-bit varint keeps only its low 32 bits |
+//! | [`as_i32`], [`as_u32`] | `readRawVarint32` | fifth byte contributes 4 bits; 10-byte negatives fold to 32 bits |
+//! | [`as_i64`], [`as_u64`] | `readInt64` | up to 10 bytes |
+//! | [`as_f32`], [`as_f64`] | 4 / 8 bytes little-endian | a shorter payload is no value |
+//! | [`as_bytes`], [`as_str`] | `readData` / `readString`: varint32 length + bytes | same rule for both |
+//! | [`as_string_vec`] | varint32 (ignored), then `readString` until the payload end | |
+//! | `as_vec_*` | varint32 (ignored), then items until the payload end | v2.x `decodeOneVector` |
+//!
+//! The official string getter returns arbitrary bytes; [`as_str`] additionally requires
+//! UTF-8 (use [`as_bytes`] for the exact bytes, which the official string getter also returns).
+
+use crate::varint::{read_len_prefixed, read_varint32, read_varint64};
+
+fn nonempty(p: &[u8]) -> Option<&[u8]> {
+    if p.is_empty() {
+        None
+    } else {
+        Some(p)
+    }
+}
+
+/// `getBool`: varint32 != 0.
+pub fn as_bool(payload: &[u8]) -> Option<bool> {
+    let mut pos = 0;
+    read_varint32(nonempty(payload)?, &mut pos)
+        .ok()
+        .map(|v| v != 0)
+}
+
+/// `getInt32`: `readRawVarint32` as signed.
+pub fn as_i32(payload: &[u8]) -> Option<i32> {
+    as_u32(payload).map(|v| v as i32)
+}
+
+/// `getUInt32`: `readRawVarint32` as unsigned.
+pub fn as_u32(payload: &[u8]) -> Option<u32> {
+    let mut pos = 0;
+    read_varint32(nonempty(payload)?, &mut pos).ok()
+}
+
+/// `getInt64`: `readInt64`.
+pub fn as_i64(payload: &[u8]) -> Option<i64> {
+    as_u64(payload).map(|v| v as i64)
+}
+
+/// `getUInt64`: `readInt64` as unsigned.
+pub fn as_u64(payload: &[u8]) -> Option<u64> {
+    let mut pos = 0;
+    read_varint64(nonempty(payload)?, &mut pos).ok()
+}
+
+fn fixed<const N: usize>(p: &[u8], pos: &mut usize) -> Option<[u8; N]> {
+    let end = pos.checked_add(N)?;
+    let s = p.get(*pos..end)?;
+    *pos = end;
+    let mut a = [0u8; N];
+    a.copy_from_slice(s);
+    Some(a)
+}
+
+/// `getFloat`: 4 bytes little-endian.
+pub fn as_f32(payload: &[u8]) -> Option<f32> {
+    fixed::<4>(payload, &mut 0).map(f32::from_le_bytes)
+}
+
+/// `getDouble`: 8 bytes little-endian.
+pub fn as_f64(payload: &[u8]) -> Option<f64> {
+    fixed::<8>(payload, &mut 0).map(f64::from_le_bytes)
+}
+
+/// `getBytes` (and the bytes of `getString`): a varint32 length then that many bytes
+/// (zero-copy). `Some(&[])` for an empty byte string.
+pub fn as_bytes(payload: &[u8]) -> Option<&[u8]> {
+    let mut pos = 0;
+    let r = read_len_prefixed(nonempty(payload)?, &mut pos).ok()?;
+    Some(&payload[r])
+}
+
+/// `getString`, zero-copy; `None` also when the bytes are not UTF-8.
+pub fn as_str(payload: &[u8]) -> Option<&str> {
+    std::str::from_utf8(as_bytes(payload)?).ok()
+}
+
+/// `getString` into an owned `String` (`None` when absent or not UTF-8).
+pub fn as_string(payload: &[u8]) -> Option<String> {
+    as_str(payload).map(str::to_owned)
+}
+
+/// `getVector(key, std::vector<std::string>&)` as raw byte strings.
+pub fn as_bytes_vec(payload: &[u8]) -> Option<Vec<&[u8]>> {
+    let p = nonempty(payload)?;
+    let mut pos = 0;
+    read_varint32(p, &mut pos).ok()?;
+    let mut out = Vec::new();
+    while pos < p.len() {
+        let r = read_len_prefixed(p, &mut pos).ok()?;
+        out.push(&p[r]);
+    }
+    Some(out)
+}
+
+/// `getVector(key, std::vector<std::string>&)`; `None` also when an item is not UTF-8.
+pub fn as_string_vec(payload: &[u8]) -> Option<Vec<String>> {
+    as_bytes_vec(payload)?
+        .into_iter()
+        .map(|b| std::str::from_utf8(b).ok().map(str::to_owned))
+        .collect()
+}
+
+fn typed_vec<T>(
+    payload: &[u8],
+    mut item: impl FnMut(&[u8], &mut usize) -> Option<T>,
+) -> Option<Vec<T>> {
+    let p = nonempty(payload)?;
+    let mut pos = 0;
+    // The leading total length is read (it must decode) and otherwise ignored; the official
+    // decoder reserves capacity from it, which cannot fail for any 32-bit value on 64-bit hosts
+    // short of an allocation failure.
+    read_varint32(p, &mut pos).ok()?;
+    let mut out = Vec::new();
+    while pos < p.len() {
+        out.push(item(p, &mut pos)?);
+    }
+    Some(out)
+}
+
+/// v2.x `getVector<std::vector<bool>>`: varint32 items != 0.
+pub fn as_vec_bool(payload: &[u8]) -> Option<Vec<bool>> {
+    typed_vec(payload, |p, pos| read_varint32(p, pos).ok().map(|v| v != 0))
+}
+
+/// v2.x `getVector<std::vector<int32_t>>`: varint32 items.
+pub fn as_vec_i32(payload: &[u8]) -> Option<Vec<i32>> {
+    typed_vec(payload, |p, pos| {
+        read_varint32(p, pos).ok().map(|v| v as i32)
+    })
+}
+
+/// v2.x `getVector<std::vector<uint32_t>>`: varint32 items.
+pub fn as_vec_u32(payload: &[u8]) -> Option<Vec<u32>> {
+    typed_vec(payload, |p, pos| read_varint32(p, pos).ok())
+}
+
+/// v2.x `getVector<std::vector<int64_t>>`: 64-bit varint items.
+pub fn as_vec_i64(payload: &[u8]) -> Option<Vec<i64>> {
+    typed_vec(payload, |p, pos| {
+        read_varint64(p, pos).ok().map(|v| v as i64)
+    })
+}
+
+/// v2.x `getVector<std::vector<uint64_t>>`: 64-bit varint items.
+pub fn as_vec_u64(payload: &[u8]) -> Option<Vec<u64>> {
+    typed_vec(payload, |p, pos| read_varint64(p, pos).ok())
+}
+
+/// v2.x `getVector<std::vector<float>>`: 4-byte LE items; a partial last item is no value.
+pub fn as_vec_f32(payload: &[u8]) -> Option<Vec<f32>> {
+    typed_vec(payload, |p, pos| fixed::<4>(p, pos).map(f32::from_le_bytes))
+}
+
+/// v2.x `getVector<std::vector<double>>`: 8-byte LE items; a partial last item is no value.
+pub fn as_vec_f64(payload: &[u8]) -> Option<Vec<f64>> {
+    typed_vec(payload, |p, pos| fixed::<8>(p, pos).map(f64::from_le_bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::varint::write_varint;
+
+    fn v(x: u64) -> Vec<u8> {
+        let mut o = Vec::new();
+        write_varint(&mut o, x);
+        o
+    }
+
+    #[test]
+    fn scalars() {
+        assert_eq!(as_i32(&v((-1i64) as u64)), Some(-1));
+        assert_eq!(as_i64(&v((-1i64) as u64)), Some(-1));
+        assert_eq!(as_u32(&v(1 << 40)), Some(0));
+        assert_eq!(as_bool(&v(1 << 40)), Some(false));
+        assert_eq!(as_bool(&v(2)), Some(true));
+        assert_eq!(as_i32(&[]), None);
+        assert_eq!(as_i32(&[0x80]), None);
+        assert_eq!(as_f32(&1.5f32.to_le_bytes()), Some(1.5));
+        assert_eq!(as_f32(&[1, 2, 3]), None);
+        assert_eq!(as_f64(&[0u8; 9]), Some(0.0));
+        // trailing bytes are ignored
+        assert_eq!(as_i32(&[5, 0xff]), Some(5));
+    }
+
+    #[test]
+    fn strings_and_bytes() {
+        assert_eq!(as_bytes(&[0]), Some(&b""[..]));
+        assert_eq!(as_str(&[2, b'h', b'i', 9]), Some("hi"));
+        assert_eq!(as_str(&[2, 0xff, 0xfe]), None);
+        assert_eq!(as_bytes(&[2, 0xff, 0xfe]), Some(&[0xff, 0xfe][..]));
+        assert_eq!(as_bytes(&[5]), None); // an int read as bytes: length past end
+        assert_eq!(as_bytes(&v(0xffff_ffff)), None); // negative length
+    }
+
+    #[test]
+    fn vectors() {
+        assert_eq!(
+            as_string_vec(&[4, 1, b'a', 1, b'b']),
+            Some(vec!["a".to_string(), "b".to_string()])
+        );
+        // an int payload decodes as an empty vector
+        assert_eq!(as_string_vec(&[5]), Some(vec![]));
+        assert_eq!(as_string_vec(&[4, 3, b'a']), None);
+        assert_eq!(as_vec_i32(&[2, 1, 0x7f]), Some(vec![1, 127]));
+        assert_eq!(as_vec_f32(&[4, 0, 0, 0x80, 0x3f]), Some(vec![1.0]));
+        assert_eq!(as_vec_f32(&[4, 0, 0, 0x80]), None);
+        assert_eq!(as_vec_f64(&[0]), Some(vec![]));
+        assert_eq!(as_vec_u64(&[1, 0x80]), None);
+    }
+}

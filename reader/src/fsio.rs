@@ -1,0 +1,134 @@
+//! Read-only file access: open without following into special files, positional reads into
+//! owned memory, and the shared `flock` on the meta file.
+//!
+//! The data file is never memory-mapped: the official writer truncates it on `trim()` and
+//! `clearAll()`, which would turn accesses to a mapping into SIGBUS. Every read here is a
+//! `pread` into a `Vec` that the reader owns.
+
+use std::fs::File;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+
+use rustix::fs::{flock, FlockOperation};
+
+use crate::error::{Error, Result};
+
+/// Which file of a store a path is (to pick the "missing" error).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Which {
+    Meta,
+    Data,
+}
+
+/// Opens `path` read-only. A missing file is [`Error::MetaMissing`] / [`Error::DataMissing`],
+/// anything but a regular file is [`Error::NotAFile`]. `O_NONBLOCK` keeps a FIFO from
+/// blocking the open; it has no effect on regular files.
+pub(crate) fn open_regular(path: &Path, which: Which) -> Result<File> {
+    let missing = |p: &Path| match which {
+        Which::Meta => Error::MetaMissing {
+            path: p.to_path_buf(),
+        },
+        Which::Data => Error::DataMissing {
+            path: p.to_path_buf(),
+        },
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                missing(path)
+            } else if e.raw_os_error() == Some(rustix::io::Errno::ISDIR.raw_os_error()) {
+                Error::NotAFile {
+                    path: path.to_path_buf(),
+                }
+            } else {
+                Error::io(path, &e)
+            }
+        })?;
+    let md = file.metadata().map_err(|e| Error::io(path, &e))?;
+    if !md.is_file() {
+        return Err(Error::NotAFile {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(file)
+}
+
+/// Current length of an open file.
+pub(crate) fn file_len(file: &File, path: &Path) -> Result<u64> {
+    file.metadata()
+        .map(|m| m.len())
+        .map_err(|e| Error::io(path, &e))
+}
+
+/// Reads exactly `len` bytes at `offset` into a new buffer. A short read (the file shrank)
+/// is [`Error::Truncated`]. Callers bound `len` by the file length first, so a corrupt size
+/// field never causes a huge allocation.
+pub(crate) fn read_at(file: &File, path: &Path, offset: u64, len: usize) -> Result<Vec<u8>> {
+    let mut buf = vec![0u8; len];
+    let mut done = 0usize;
+    while done < len {
+        match file.read_at(&mut buf[done..], offset + done as u64) {
+            Ok(0) => {
+                return Err(Error::Truncated {
+                    expected: offset + len as u64,
+                    got: offset + done as u64,
+                })
+            }
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io(path, &e)),
+        }
+    }
+    Ok(buf)
+}
+
+/// Reads up to `max` bytes from the start of the file (fewer if the file is shorter).
+pub(crate) fn read_prefix(file: &File, path: &Path, max: usize) -> Result<Vec<u8>> {
+    let mut buf = vec![0u8; max];
+    let mut done = 0usize;
+    while done < max {
+        match file.read_at(&mut buf[done..], done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io(path, &e)),
+        }
+    }
+    buf.truncate(done);
+    Ok(buf)
+}
+
+/// A shared `flock` held on the meta file, released on drop.
+pub(crate) struct SharedLock<'a> {
+    file: &'a File,
+}
+
+impl<'a> SharedLock<'a> {
+    /// Blocks until the shared lock is granted (the official multi-process writer holds the
+    /// exclusive lock on the same file while it writes).
+    pub(crate) fn acquire(file: &'a File, path: &Path) -> Result<SharedLock<'a>> {
+        loop {
+            match flock(file, FlockOperation::LockShared) {
+                Ok(()) => return Ok(SharedLock { file }),
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(Error::io(path, &std::io::Error::from(e))),
+            }
+        }
+    }
+}
+
+impl Drop for SharedLock<'_> {
+    fn drop(&mut self) {
+        let _ = flock(self.file, FlockOperation::Unlock);
+    }
+}
+
+/// The meta path of a store: `PATH.crc`.
+pub(crate) fn meta_path(data: &Path) -> std::path::PathBuf {
+    let mut s = data.as_os_str().to_owned();
+    s.push(".crc");
+    s.into()
+}
