@@ -13,3 +13,10 @@ pub mod varint;
 
 pub use error::{Error, Result};
 pub use load::RegionSource;
+pub mod clock;
+mod snapshot;
+mod store;
+
+pub use clock::{Clock, FixedClock, ManualClock, SystemClock};
+pub use snapshot::{KeyHasher, Snapshot};
+pub use store::{Options, ReloadKind, ReloadStats, Store};

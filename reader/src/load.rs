@@ -1,6 +1,5 @@
 //! Choosing and verifying the data region as the official loader does
 //! (`MMKV::checkDataValid` / `checkLastConfirmedInfo`), without ever writing.
-#![allow(dead_code)] // used by the snapshot loader (next step)
 
 use std::fs::File;
 use std::path::Path;
@@ -31,10 +30,6 @@ pub(crate) struct Region {
     pub crc: u32,
     /// Where its size came from.
     pub source: RegionSource,
-    /// The data file's length when it was read.
-    pub file_size: u64,
-    /// The data file's 4-byte header.
-    pub header: u32,
 }
 
 /// Whether `size` bytes of region fit in a file of `file_size` bytes, by the official rule
@@ -83,8 +78,6 @@ pub(crate) fn read_verified(file: &File, path: &Path, meta: &MetaInfo) -> Result
                 bytes,
                 crc,
                 source: RegionSource::Actual,
-                file_size,
-                header,
             });
         }
         first_err = Some(Error::CrcMismatch {
@@ -101,8 +94,6 @@ pub(crate) fn read_verified(file: &File, path: &Path, meta: &MetaInfo) -> Result
                     bytes,
                     crc,
                     source: RegionSource::OldStyleHeader,
-                    file_size,
-                    header,
                 });
             }
         }
@@ -114,8 +105,6 @@ pub(crate) fn read_verified(file: &File, path: &Path, meta: &MetaInfo) -> Result
                     bytes,
                     crc,
                     source: RegionSource::LastConfirmed,
-                    file_size,
-                    header,
                 });
             }
         }

@@ -1,0 +1,567 @@
+//! Immutable parsed state of a store, and the zero-copy [`Snapshot`] handle.
+//!
+//! A snapshot is a stack of *levels*, newest last. Level 0 is the base: the decrypted data
+//! region of the last full load and a hash table of its live keys (keys and values are spans
+//! into that buffer, nothing is copied per key). A partial reload (the writer only appended)
+//! parses just the appended bytes into a new small level (tombstones for deletions) and
+//! shares every older level through `Arc`. Levels merge like a binary counter (a level is
+//! merged into the one below when it has at least half as many entries), so a reload costs
+//! amortized O(appended bytes) and a lookup probes O(log n) tables at worst, usually one.
+
+use std::hash::BuildHasher;
+use std::sync::Arc;
+
+use hashbrown::hash_table::{Entry as TEntry, HashTable};
+
+use crate::clock::Clock;
+use crate::decode;
+use crate::error::Result;
+use crate::load::RegionSource;
+use crate::meta::MetaInfo;
+use crate::records::{records, records_at, split_expire};
+
+/// The `BuildHasher` of the snapshot's key tables (foldhash, randomly seeded per process).
+pub type KeyHasher = foldhash::fast::RandomState;
+
+/// (crc digest, actual size field, sequence) as stored in the meta file: the check-on-read key.
+pub(crate) type Triple = (u32, u32, u32);
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    chunk: u32,
+    key_off: u32,
+    key_len: u32,
+    val_off: u32,
+    /// 0 = tombstone (a live value is never empty: an empty value deletes).
+    val_len: u32,
+}
+
+#[derive(Clone)]
+pub(crate) struct Level {
+    chunks: Vec<Arc<[u8]>>,
+    table: HashTable<Entry>,
+}
+
+impl Level {
+    #[inline]
+    fn key(&self, e: &Entry) -> &[u8] {
+        let c = &self.chunks[e.chunk as usize];
+        &c[e.key_off as usize..(e.key_off + e.key_len) as usize]
+    }
+    #[inline]
+    fn val(&self, e: &Entry) -> &[u8] {
+        let c = &self.chunks[e.chunk as usize];
+        &c[e.val_off as usize..(e.val_off + e.val_len) as usize]
+    }
+    #[inline]
+    fn find(&self, h: u64, key: &[u8]) -> Option<&Entry> {
+        self.table.find(h, |e| self.key(e) == key)
+    }
+}
+
+/// Where a chunk's bytes come from: spans of a record inside the chunk buffer.
+fn span(chunk: &[u8], part: &[u8]) -> (u32, u32) {
+    let off = part.as_ptr() as usize - chunk.as_ptr() as usize;
+    (off as u32, part.len() as u32)
+}
+
+/// Internal immutable state.
+pub(crate) struct SnapInner {
+    pub(crate) levels: Vec<Arc<Level>>,
+    pub(crate) hasher: KeyHasher,
+    pub(crate) meta: MetaInfo,
+    pub(crate) observed: Triple,
+    pub(crate) key_expire: bool,
+    pub(crate) clock: Arc<dyn Clock>,
+    /// Live entries, not counting expiration.
+    pub(crate) len: usize,
+    /// Loaded region size and its crc (stored bytes).
+    pub(crate) region_len: usize,
+    pub(crate) region_crc: u32,
+    /// Last <= 32 ciphertext bytes of the region (encrypted stores), for CFB continuation.
+    pub(crate) cipher_tail: Vec<u8>,
+    pub(crate) source: RegionSource,
+    pub(crate) iv: [u8; 16],
+    pub(crate) generation: u64,
+}
+
+/// What [`SnapInner::apply`] needs to know about the region it builds from.
+pub(crate) struct BuildInfo {
+    pub meta: MetaInfo,
+    pub observed: Triple,
+    pub clock: Arc<dyn Clock>,
+    pub region_len: usize,
+    pub region_crc: u32,
+    pub cipher_tail: Vec<u8>,
+    pub source: RegionSource,
+    pub iv: [u8; 16],
+    pub generation: u64,
+}
+
+impl SnapInner {
+    /// Builds a one-level snapshot from a whole decrypted region.
+    pub(crate) fn from_region(region: Vec<u8>, info: BuildInfo) -> Result<SnapInner> {
+        let hasher = KeyHasher::default();
+        let chunk: Arc<[u8]> = region.into();
+        let mut table: HashTable<Entry> = HashTable::new();
+        {
+            let lvl_chunks = [chunk.clone()];
+            let key_of = |e: &Entry| -> &[u8] {
+                &lvl_chunks[0][e.key_off as usize..(e.key_off + e.key_len) as usize]
+            };
+            // An empty region is an empty store (the official loader decodes only when the
+            // actual size is > 0); otherwise it starts with the item-size holder.
+            let recs = if chunk.is_empty() {
+                None
+            } else {
+                Some(records(&chunk))
+            };
+            for rec in recs.into_iter().flatten() {
+                let rec = rec?;
+                let h = hasher.hash_one(rec.key);
+                match table.entry(h, |e| key_of(e) == rec.key, |e| hasher.hash_one(key_of(e))) {
+                    TEntry::Occupied(mut o) => {
+                        if rec.value.is_empty() {
+                            o.remove();
+                        } else {
+                            let (vo, vl) = span(&chunk, rec.value);
+                            let e = o.get_mut();
+                            e.val_off = vo;
+                            e.val_len = vl;
+                        }
+                    }
+                    TEntry::Vacant(v) => {
+                        if !rec.value.is_empty() {
+                            let (ko, kl) = span(&chunk, rec.key);
+                            let (vo, vl) = span(&chunk, rec.value);
+                            v.insert(Entry {
+                                chunk: 0,
+                                key_off: ko,
+                                key_len: kl,
+                                val_off: vo,
+                                val_len: vl,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        let len = table.len();
+        Ok(SnapInner {
+            levels: vec![Arc::new(Level {
+                chunks: vec![chunk],
+                table,
+            })],
+            hasher,
+            key_expire: info.meta.key_expire(),
+            meta: info.meta,
+            observed: info.observed,
+            clock: info.clock,
+            len,
+            region_len: info.region_len,
+            region_crc: info.region_crc,
+            cipher_tail: info.cipher_tail,
+            source: info.source,
+            iv: info.iv,
+            generation: info.generation,
+        })
+    }
+
+    /// Builds a new snapshot from this one plus the records of `chunk` (decrypted bytes
+    /// appended to the region at offset `self.region_len`).
+    pub(crate) fn append(&self, chunk: Vec<u8>, info: BuildInfo) -> Result<SnapInner> {
+        let chunk: Arc<[u8]> = chunk.into();
+        let mut len = self.len;
+        let mut lvl = Level {
+            chunks: vec![chunk.clone()],
+            table: HashTable::new(),
+        };
+        for rec in records_at(&chunk, self.region_len) {
+            let rec = rec?;
+            let h = self.hasher.hash_one(rec.key);
+            let was_live = match lvl.find(h, rec.key) {
+                Some(e) => e.val_len != 0,
+                None => self.find_raw_hashed(h, rec.key).is_some(),
+            };
+            let now_live = !rec.value.is_empty();
+            match (was_live, now_live) {
+                (false, true) => len += 1,
+                (true, false) => len -= 1,
+                _ => {}
+            }
+            let (ko, kl) = span(&chunk, rec.key);
+            let (vo, vl) = if now_live {
+                span(&chunk, rec.value)
+            } else {
+                (0, 0)
+            };
+            let new = Entry {
+                chunk: 0,
+                key_off: ko,
+                key_len: kl,
+                val_off: vo,
+                val_len: vl,
+            };
+            let hasher = &self.hasher;
+            let chunks = &lvl.chunks;
+            let key_of = |e: &Entry| -> &[u8] {
+                &chunks[0][e.key_off as usize..(e.key_off + e.key_len) as usize]
+            };
+            match lvl
+                .table
+                .entry(h, |e| key_of(e) == rec.key, |e| hasher.hash_one(key_of(e)))
+            {
+                TEntry::Occupied(mut o) => *o.get_mut() = new,
+                TEntry::Vacant(v) => {
+                    v.insert(new);
+                }
+            }
+        }
+        let mut levels = self.levels.clone();
+        levels.push(Arc::new(lvl));
+        while levels.len() >= 2 {
+            let n = levels.len();
+            if levels[n - 1].table.len() * 2 < levels[n - 2].table.len() {
+                break;
+            }
+            let newer = levels.pop().expect("len >= 2");
+            let older = levels.pop().expect("len >= 2");
+            let is_base = levels.is_empty();
+            levels.push(Arc::new(merge(&older, &newer, is_base, &self.hasher)));
+        }
+        Ok(SnapInner {
+            levels,
+            hasher: self.hasher.clone(),
+            key_expire: info.meta.key_expire(),
+            meta: info.meta,
+            observed: info.observed,
+            clock: info.clock,
+            len,
+            region_len: info.region_len,
+            region_crc: info.region_crc,
+            cipher_tail: info.cipher_tail,
+            source: info.source,
+            iv: info.iv,
+            generation: info.generation,
+        })
+    }
+
+    #[inline]
+    fn find_raw_hashed(&self, h: u64, key: &[u8]) -> Option<&[u8]> {
+        for lvl in self.levels.iter().rev() {
+            if let Some(e) = lvl.find(h, key) {
+                return if e.val_len == 0 {
+                    None
+                } else {
+                    Some(lvl.val(e))
+                };
+            }
+        }
+        None
+    }
+
+    /// The stored value bytes of a live key (expire suffix included), ignoring expiration.
+    #[inline]
+    pub(crate) fn stored(&self, key: &[u8]) -> Option<&[u8]> {
+        if self.levels.len() == 1 {
+            let lvl = &self.levels[0];
+            let h = self.hasher.hash_one(key);
+            return lvl.find(h, key).map(|e| lvl.val(e));
+        }
+        self.find_raw_hashed(self.hasher.hash_one(key), key)
+    }
+
+    /// Payload and expire time of a stored value under this snapshot's mode.
+    #[inline]
+    fn split<'a>(&self, v: &'a [u8]) -> (&'a [u8], u32) {
+        if self.key_expire {
+            // The official getter strips the suffix only from values of >= 4 bytes.
+            split_expire(v).unwrap_or((v, 0))
+        } else {
+            (v, 0)
+        }
+    }
+
+    /// The payload of a live, unexpired key.
+    #[inline]
+    pub(crate) fn payload(&self, key: &[u8]) -> Option<&[u8]> {
+        let v = self.stored(key)?;
+        if !self.key_expire {
+            return Some(v);
+        }
+        let (p, t) = self.split(v);
+        if t != 0 && t <= self.clock.now_secs() {
+            None
+        } else {
+            Some(p)
+        }
+    }
+
+    pub(crate) fn expire_at(&self, key: &[u8]) -> Option<u32> {
+        let v = self.stored(key)?;
+        let (_, t) = self.split(v);
+        if self.key_expire && t != 0 && t <= self.clock.now_secs() {
+            return None;
+        }
+        Some(t)
+    }
+
+    /// Iterates `(key, stored value)` of live keys (ignoring expiration), newest level first,
+    /// each key once.
+    pub(crate) fn iter_stored(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
+        let n = self.levels.len();
+        self.levels
+            .iter()
+            .enumerate()
+            .rev()
+            .flat_map(move |(i, lvl)| {
+                lvl.table.iter().filter_map(move |e| {
+                    if e.val_len == 0 {
+                        return None;
+                    }
+                    let k = lvl.key(e);
+                    if i + 1 < n {
+                        let h = self.hasher.hash_one(k);
+                        if self.levels[i + 1..].iter().any(|l| l.find(h, k).is_some()) {
+                            return None;
+                        }
+                    }
+                    Some((k, lvl.val(e)))
+                })
+            })
+    }
+
+    /// Iterates live, unexpired `(key, payload)` pairs.
+    pub(crate) fn iter_live(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
+        let now = if self.key_expire {
+            self.clock.now_secs()
+        } else {
+            0
+        };
+        self.iter_stored().filter_map(move |(k, v)| {
+            let (p, t) = self.split(v);
+            if self.key_expire && t != 0 && t <= now {
+                None
+            } else {
+                Some((k, p))
+            }
+        })
+    }
+
+    pub(crate) fn live_len(&self) -> usize {
+        if self.key_expire {
+            self.iter_live().count()
+        } else {
+            self.len
+        }
+    }
+}
+
+fn merge(older: &Level, newer: &Level, into_base: bool, hasher: &KeyHasher) -> Level {
+    let mut out = older.clone();
+    let shift = out.chunks.len() as u32;
+    out.chunks.extend(newer.chunks.iter().cloned());
+    for e in newer.table.iter() {
+        let k = newer.key(e);
+        let h = hasher.hash_one(k);
+        let mut moved = *e;
+        moved.chunk += shift;
+        let chunks = &out.chunks;
+        let key_of = |x: &Entry| -> &[u8] {
+            let c = &chunks[x.chunk as usize];
+            &c[x.key_off as usize..(x.key_off + x.key_len) as usize]
+        };
+        match out
+            .table
+            .entry(h, |x| key_of(x) == k, |x| hasher.hash_one(key_of(x)))
+        {
+            TEntry::Occupied(mut o) => {
+                if into_base && moved.val_len == 0 {
+                    o.remove();
+                } else {
+                    *o.get_mut() = moved;
+                }
+            }
+            TEntry::Vacant(v) => {
+                if !(into_base && moved.val_len == 0) {
+                    v.insert(moved);
+                }
+            }
+        }
+    }
+    // Drop chunks nothing points to any more (only possible when merging into the base).
+    out
+}
+
+/// A handle on one immutable state of a store. Views borrowed from it (`get_bytes`,
+/// `get_str`, `keys`...) cannot outlive it, so they can never observe a reload.
+/// Cloning is cheap (an `Arc`).
+#[derive(Clone)]
+pub struct Snapshot {
+    pub(crate) inner: Arc<SnapInner>,
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("meta", &self.inner.meta)
+            .field("len", &self.inner.len)
+            .field("levels", &self.inner.levels.len())
+            .finish()
+    }
+}
+
+macro_rules! scalar_getters {
+    ($($(#[$doc:meta])* $name:ident => $dec:ident : $t:ty;)*) => {
+        $(
+            $(#[$doc])*
+            #[inline]
+            pub fn $name(&self, key: impl AsRef<[u8]>) -> Option<$t> {
+                decode::$dec(self.inner.payload(key.as_ref())?)
+            }
+        )*
+    };
+}
+
+impl Snapshot {
+    /// The value's bytes as the official `getBytes` returns them (zero-copy).
+    #[inline]
+    pub fn get_bytes(&self, key: impl AsRef<[u8]>) -> Option<&[u8]> {
+        decode::as_bytes(self.inner.payload(key.as_ref())?)
+    }
+
+    /// The value as a string (zero-copy); `None` also when the bytes are not UTF-8.
+    #[inline]
+    pub fn get_str(&self, key: impl AsRef<[u8]>) -> Option<&str> {
+        decode::as_str(self.inner.payload(key.as_ref())?)
+    }
+
+    /// The value as an owned string (see [`Snapshot::get_str`]).
+    pub fn get_string(&self, key: impl AsRef<[u8]>) -> Option<String> {
+        self.get_str(key).map(str::to_owned)
+    }
+
+    scalar_getters! {
+        /// `getBool`.
+        get_bool => as_bool: bool;
+        /// `getInt32`.
+        get_i32 => as_i32: i32;
+        /// `getUInt32`.
+        get_u32 => as_u32: u32;
+        /// `getInt64`.
+        get_i64 => as_i64: i64;
+        /// `getUInt64`.
+        get_u64 => as_u64: u64;
+        /// `getFloat`.
+        get_f32 => as_f32: f32;
+        /// `getDouble`.
+        get_f64 => as_f64: f64;
+        /// `getVector` of strings.
+        get_string_vec => as_string_vec: Vec<String>;
+        /// v2.x `getVector<bool>`.
+        get_vec_bool => as_vec_bool: Vec<bool>;
+        /// v2.x `getVector<int32_t>`.
+        get_vec_i32 => as_vec_i32: Vec<i32>;
+        /// v2.x `getVector<uint32_t>`.
+        get_vec_u32 => as_vec_u32: Vec<u32>;
+        /// v2.x `getVector<int64_t>`.
+        get_vec_i64 => as_vec_i64: Vec<i64>;
+        /// v2.x `getVector<uint64_t>`.
+        get_vec_u64 => as_vec_u64: Vec<u64>;
+        /// v2.x `getVector<float>`.
+        get_vec_f32 => as_vec_f32: Vec<f32>;
+        /// v2.x `getVector<double>`.
+        get_vec_f64 => as_vec_f64: Vec<f64>;
+    }
+
+    /// `getVector` of strings as raw byte strings (zero-copy; no UTF-8 requirement).
+    pub fn get_bytes_vec(&self, key: impl AsRef<[u8]>) -> Option<Vec<&[u8]>> {
+        decode::as_bytes_vec(self.inner.payload(key.as_ref())?)
+    }
+
+    /// The value payload (expire suffix removed), zero-copy; `None` when absent or expired.
+    #[inline]
+    pub fn raw_value(&self, key: impl AsRef<[u8]>) -> Option<&[u8]> {
+        self.inner.payload(key.as_ref())
+    }
+
+    /// The key is present (and not expired).
+    #[inline]
+    pub fn contains(&self, key: impl AsRef<[u8]>) -> bool {
+        self.inner.payload(key.as_ref()).is_some()
+    }
+
+    /// The expire time of a live key: `Some(0)` for "never" and for stores without key
+    /// expiration; `None` when the key is absent or expired.
+    pub fn expire_at(&self, key: impl AsRef<[u8]>) -> Option<u32> {
+        self.inner.expire_at(key.as_ref())
+    }
+
+    /// Number of live (unexpired) keys.
+    pub fn len(&self) -> usize {
+        self.inner.live_len()
+    }
+
+    /// No live keys.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Live (unexpired) keys, in no particular order.
+    pub fn keys(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        self.inner.iter_live().map(|(k, _)| k)
+    }
+
+    /// Live (unexpired) `(key, payload)` pairs, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
+        self.inner.iter_live()
+    }
+
+    /// Live `(key, payload, expire time)` triples (expire time 0 = never / no expiration).
+    pub fn entries(&self) -> impl Iterator<Item = (&[u8], &[u8], u32)> + '_ {
+        let inner = &*self.inner;
+        let now = if inner.key_expire {
+            inner.clock.now_secs()
+        } else {
+            0
+        };
+        inner.iter_stored().filter_map(move |(k, v)| {
+            let (p, t) = inner.split(v);
+            if inner.key_expire && t != 0 && t <= now {
+                None
+            } else {
+                Some((k, p, t))
+            }
+        })
+    }
+
+    /// The meta file as it was when this snapshot was loaded.
+    pub fn meta(&self) -> &MetaInfo {
+        &self.inner.meta
+    }
+
+    /// Key expiration is on for this store (meta flag).
+    pub fn key_expire(&self) -> bool {
+        self.inner.key_expire
+    }
+
+    /// Size of the data region this snapshot was built from.
+    pub fn region_len(&self) -> usize {
+        self.inner.region_len
+    }
+
+    /// Which size/crc pair verified the region (the actual size, or a fallback).
+    pub fn region_source(&self) -> RegionSource {
+        self.inner.source
+    }
+
+    /// Counts loads of the owning store: 0 for the first, +1 per successful reload.
+    pub fn generation(&self) -> u64 {
+        self.inner.generation
+    }
+
+    /// Number of hash-table levels (1 after a full load; more after partial reloads).
+    pub fn levels(&self) -> usize {
+        self.inner.levels.len()
+    }
+}

@@ -1,0 +1,582 @@
+//! [`Store`]: an open store with check-on-read.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use arc_swap::ArcSwap;
+use memmap2::Mmap;
+
+use crate::clock::{Clock, SystemClock};
+use crate::crypto::CfbDecryptor;
+use crate::error::{Error, Result};
+use crate::fsio::{meta_path, open_regular, SharedLock, Which};
+use crate::load::{actual_size, fits, read_header, read_verified, RegionSource, HEADER};
+use crate::meta::{MetaInfo, META_SIZE, OFF_ACTUAL_SIZE, OFF_CRC, OFF_SEQUENCE};
+use crate::raw::store_iv;
+use crate::snapshot::{BuildInfo, SnapInner, Snapshot, Triple};
+
+/// How to open a store.
+#[derive(Clone)]
+pub struct Options {
+    crypt_key: Option<Vec<u8>>,
+    aes256: bool,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("encrypted", &self.crypt_key.is_some())
+            .field("aes256", &self.aes256)
+            .finish()
+    }
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options::new()
+    }
+}
+
+impl Options {
+    /// No encryption, AES-128 when a key is given, system clock.
+    pub fn new() -> Options {
+        Options {
+            crypt_key: None,
+            aes256: false,
+            clock: Arc::new(SystemClock),
+        }
+    }
+
+    /// The crypt key as given to the official library (zero-padded / truncated like it does).
+    /// An empty key means "not encrypted", as with the official library.
+    pub fn crypt_key(mut self, key: impl AsRef<[u8]>) -> Options {
+        let k = key.as_ref();
+        self.crypt_key = if k.is_empty() { None } else { Some(k.to_vec()) };
+        self
+    }
+
+    /// Use AES-256 (v2.3.0+ stores opened with the 256-bit flag).
+    pub fn aes256(mut self, on: bool) -> Options {
+        self.aes256 = on;
+        self
+    }
+
+    /// The clock used for key expiration.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Options {
+        self.clock = clock;
+        self
+    }
+}
+
+/// How a reload was done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReloadKind {
+    /// The whole region was read, verified and parsed.
+    Full,
+    /// Only bytes appended since the previous snapshot were read, verified and parsed.
+    Partial,
+}
+
+/// Counters about the store's reloads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReloadStats {
+    /// Successful full reloads (not counting the initial open).
+    pub full: u64,
+    /// Successful partial (append-only) reloads.
+    pub partial: u64,
+    /// Failed reload attempts.
+    pub failed: u64,
+}
+
+#[derive(Default)]
+struct ReloadState {
+    /// Meta triple and error of the last failed reload: reads do not retry it (refresh() does).
+    failed: Option<(Triple, Error)>,
+    last_kind: Option<ReloadKind>,
+}
+
+/// An open MMKV store (data file `PATH`, meta file `PATH.crc`), read-only.
+///
+/// Every read first compares (crc digest, actual size, sequence) in the memory-mapped meta
+/// file with the current snapshot's; when they are equal (the common case) the read is a
+/// lock-free hash lookup with no system call and no allocation (copy getters allocate only
+/// their result). When they differ the store reloads under a shared `flock` on the meta file,
+/// verifies the CRC and swaps in a new snapshot; a failed reload keeps the previous snapshot
+/// serving and is reported by [`Store::last_reload_error`] / [`Store::refresh`].
+///
+/// The data file is never mapped (only read with `pread` into owned memory), so a writer
+/// that truncates it cannot crash the reader. Nothing is ever written.
+pub struct Store {
+    data_path: PathBuf,
+    meta_path: PathBuf,
+    crypt_key: Option<Vec<u8>>,
+    aes256: bool,
+    clock: Arc<dyn Clock>,
+    meta_file: File,
+    meta_map: Mmap,
+    current: ArcSwap<SnapInner>,
+    reload: Mutex<ReloadState>,
+    last_error: Mutex<Option<Error>>,
+    full: AtomicU64,
+    partial: AtomicU64,
+    failed: AtomicU64,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.data_path)
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The check-on-read triple from meta bytes (missing bytes read as 0).
+fn triple_of(b: &[u8]) -> Triple {
+    let rd = |o: usize| {
+        b.get(o..o + 4)
+            .map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+            .unwrap_or(0)
+    };
+    (rd(OFF_CRC), rd(OFF_ACTUAL_SIZE), rd(OFF_SEQUENCE))
+}
+
+impl Store {
+    /// Opens the store at `path` (its meta file is `PATH.crc`) and loads it.
+    pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Store> {
+        let data_path = path.as_ref().to_path_buf();
+        let meta_path = meta_path(&data_path);
+        let meta_file = open_regular(&meta_path, Which::Meta)?;
+        let mlen = crate::fsio::file_len(&meta_file, &meta_path)?;
+        if mlen < (OFF_ACTUAL_SIZE + 4) as u64 {
+            return Err(Error::MetaTooShort {
+                len: mlen as usize,
+                needed: META_SIZE,
+            });
+        }
+        // SAFETY: the mapping is read-only and only read through volatile/bounded copies;
+        // the official writer never shrinks the meta file (it is created at one page and only
+        // rewritten in place).
+        let meta_map = unsafe { Mmap::map(&meta_file) }.map_err(|e| Error::io(&meta_path, &e))?;
+        let Options {
+            crypt_key,
+            aes256,
+            clock,
+        } = opts;
+        let mut store = Store {
+            data_path,
+            meta_path,
+            crypt_key,
+            aes256,
+            clock,
+            meta_file,
+            meta_map,
+            current: ArcSwap::from_pointee(empty_inner()),
+            reload: Mutex::new(ReloadState::default()),
+            last_error: Mutex::new(None),
+            full: AtomicU64::new(0),
+            partial: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+        };
+        let inner = {
+            let _l = SharedLock::acquire(&store.meta_file, &store.meta_path)?;
+            store.full_load(0)?
+        };
+        store.current = ArcSwap::from_pointee(inner);
+        Ok(store)
+    }
+
+    /// The data file path.
+    pub fn path(&self) -> &Path {
+        &self.data_path
+    }
+
+    /// Reads the meta bytes from the mapping (a copy, so a concurrent writer cannot tear
+    /// the parse itself; the shared lock makes it consistent).
+    fn meta_bytes(&self) -> Vec<u8> {
+        let n = self.meta_map.len().min(META_SIZE);
+        let mut v = vec![0u8; n];
+        // Volatile byte copies: the mapping is shared with writer processes.
+        for (i, b) in v.iter_mut().enumerate() {
+            // SAFETY: i < n <= mapping length.
+            *b = unsafe { std::ptr::read_volatile(self.meta_map.as_ptr().add(i)) };
+        }
+        v
+    }
+
+    #[inline]
+    fn mapped_triple(&self) -> Triple {
+        let p = self.meta_map.as_ptr();
+        // SAFETY: open() checked the mapping holds at least OFF_ACTUAL_SIZE + 4 bytes; the
+        // reads are of [u8; 4] (alignment 1) and volatile because other processes write it.
+        let rd = |o: usize| unsafe {
+            u32::from_le_bytes(std::ptr::read_volatile(p.add(o).cast::<[u8; 4]>()))
+        };
+        (rd(OFF_CRC), rd(OFF_ACTUAL_SIZE), rd(OFF_SEQUENCE))
+    }
+
+    /// Check-on-read: the current state, reloading first if the meta changed.
+    #[inline]
+    fn checked(&self) -> arc_swap::Guard<Arc<SnapInner>> {
+        let g = self.current.load();
+        if g.observed == self.mapped_triple() {
+            return g;
+        }
+        drop(g);
+        let _ = self.reload(false);
+        self.current.load()
+    }
+
+    /// Checks the meta file now and reloads if it changed. `Ok(true)`: a new snapshot was
+    /// loaded; `Ok(false)`: nothing changed; `Err`: the reload failed (the previous snapshot
+    /// keeps serving). Unlike reads, this retries a state whose reload failed before.
+    pub fn refresh(&self) -> Result<bool> {
+        self.reload(true)
+    }
+
+    /// The latest reload failure, if the most recent reload attempt failed.
+    pub fn last_reload_error(&self) -> Option<Error> {
+        lock(&self.last_error).clone()
+    }
+
+    /// Reload counters.
+    pub fn stats(&self) -> ReloadStats {
+        ReloadStats {
+            full: self.full.load(Ordering::Relaxed),
+            partial: self.partial.load(Ordering::Relaxed),
+            failed: self.failed.load(Ordering::Relaxed),
+        }
+    }
+
+    /// How the latest successful reload was done (`None` before the first reload).
+    pub fn last_reload_kind(&self) -> Option<ReloadKind> {
+        lock(&self.reload).last_kind
+    }
+
+    /// A snapshot handle (after the check-on-read). Zero-copy views borrow from it.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            inner: arc_swap::Guard::into_inner(self.checked()),
+        }
+    }
+
+    /// The current snapshot without checking the meta file.
+    pub fn snapshot_unchecked(&self) -> Snapshot {
+        Snapshot {
+            inner: self.current.load_full(),
+        }
+    }
+
+    fn reload(&self, force: bool) -> Result<bool> {
+        let mut st = lock(&self.reload);
+        let cur = self.current.load_full();
+        let triple = self.mapped_triple();
+        if triple == cur.observed && !force {
+            return Ok(false);
+        }
+        if !force {
+            if let Some((t, e)) = &st.failed {
+                if *t == triple {
+                    return Err(e.clone());
+                }
+            }
+        }
+        let result = match SharedLock::acquire(&self.meta_file, &self.meta_path) {
+            Err(e) => Err((e, triple)),
+            Ok(_l) => {
+                let bytes = self.meta_bytes();
+                let t = triple_of(&bytes);
+                if t == cur.observed {
+                    Ok(None)
+                } else {
+                    self.load_changed(&cur, &bytes)
+                        .map(Some)
+                        .map_err(|e| (e, t))
+                }
+            }
+        };
+        match result {
+            Ok(None) => {
+                st.failed = None;
+                *lock(&self.last_error) = None;
+                Ok(false)
+            }
+            Ok(Some((inner, kind))) => {
+                self.current.store(Arc::new(inner));
+                st.failed = None;
+                st.last_kind = Some(kind);
+                *lock(&self.last_error) = None;
+                match kind {
+                    ReloadKind::Full => &self.full,
+                    ReloadKind::Partial => &self.partial,
+                }
+                .fetch_add(1, Ordering::Relaxed);
+                Ok(true)
+            }
+            Err((e, t)) => {
+                st.failed = Some((t, e.clone()));
+                *lock(&self.last_error) = Some(e.clone());
+                self.failed.fetch_add(1, Ordering::Relaxed);
+                Err(e)
+            }
+        }
+    }
+
+    /// Loads a changed store (shared lock held): partially when only the tail grew.
+    fn load_changed(&self, cur: &SnapInner, meta_bytes: &[u8]) -> Result<(SnapInner, ReloadKind)> {
+        let meta = MetaInfo::parse(meta_bytes)?;
+        let gen = cur.generation + 1;
+        if let Some(inner) = self.try_partial(cur, &meta, meta_bytes)? {
+            return Ok((inner, ReloadKind::Partial));
+        }
+        Ok((
+            self.full_load_with(meta, meta_bytes, gen)?,
+            ReloadKind::Full,
+        ))
+    }
+
+    fn full_load(&self, gen: u64) -> Result<SnapInner> {
+        let bytes = self.meta_bytes();
+        let meta = MetaInfo::parse(&bytes)?;
+        self.full_load_with(meta, &bytes, gen)
+    }
+
+    fn iv_for(&self, meta: &MetaInfo) -> [u8; 16] {
+        match &self.crypt_key {
+            Some(k) => store_iv(meta, k, self.aes256),
+            None => [0; 16],
+        }
+    }
+
+    fn full_load_with(&self, meta: MetaInfo, meta_bytes: &[u8], gen: u64) -> Result<SnapInner> {
+        let data = open_regular(&self.data_path, Which::Data)?;
+        let region = read_verified(&data, &self.data_path, &meta)?;
+        let iv = self.iv_for(&meta);
+        let mut bytes = region.bytes;
+        let tail_from = bytes.len().saturating_sub(2 * crate::crypto::BLOCK);
+        let cipher_tail = if self.crypt_key.is_some() {
+            bytes[tail_from..].to_vec()
+        } else {
+            Vec::new()
+        };
+        if let Some(k) = &self.crypt_key {
+            crate::crypto::decrypt_cfb(k, self.aes256, &iv, &mut bytes);
+        }
+        let region_len = bytes.len();
+        let info = BuildInfo {
+            meta,
+            observed: triple_of(meta_bytes),
+            clock: self.clock.clone(),
+            region_len,
+            region_crc: region.crc,
+            cipher_tail,
+            source: region.source,
+            iv,
+            generation: gen,
+        };
+        SnapInner::from_region(bytes, info).map_err(|e| self.wrap_parse(e))
+    }
+
+    fn wrap_parse(&self, e: Error) -> Error {
+        if self.crypt_key.is_some() && e.is_parse_error() {
+            Error::Undecryptable {
+                source: Box::new(e),
+            }
+        } else {
+            e
+        }
+    }
+
+    /// The official `partialLoadFromFile` condition: same sequence, the region only grew,
+    /// and the CRC continued over the appended bytes matches the meta.
+    fn try_partial(
+        &self,
+        cur: &SnapInner,
+        meta: &MetaInfo,
+        meta_bytes: &[u8],
+    ) -> Result<Option<SnapInner>> {
+        if cur.source != RegionSource::Actual
+            || meta.sequence != cur.meta.sequence
+            || meta.key_expire() != cur.key_expire
+            || meta.effective_version() != cur.meta.effective_version()
+        {
+            return Ok(None);
+        }
+        let iv = self.iv_for(meta);
+        if iv != cur.iv {
+            return Ok(None);
+        }
+        let data = open_regular(&self.data_path, Which::Data)?;
+        let (header, file_size) = read_header(&data, &self.data_path)?;
+        let new_size = actual_size(meta, header) as usize;
+        if new_size <= cur.region_len || !fits(new_size as u64, file_size) {
+            return Ok(None);
+        }
+        let added = crate::fsio::read_at(
+            &data,
+            &self.data_path,
+            (HEADER + cur.region_len) as u64,
+            new_size - cur.region_len,
+        )?;
+        let mut h = crc32fast::Hasher::new_with_initial(cur.region_crc);
+        h.update(&added);
+        let crc = h.finalize();
+        if crc != meta.crc_digest {
+            return Ok(None);
+        }
+        let mut cipher_tail = Vec::new();
+        let mut plain = added;
+        if let Some(k) = &self.crypt_key {
+            let mut joined = cur.cipher_tail.clone();
+            joined.extend_from_slice(&plain);
+            let keep = joined.len().saturating_sub(2 * crate::crypto::BLOCK);
+            cipher_tail = joined[keep..].to_vec();
+            let mut d =
+                CfbDecryptor::resume(k, self.aes256, &iv, cur.region_len, &cur.cipher_tail)?;
+            d.decrypt(&mut plain);
+        }
+        let info = BuildInfo {
+            meta: *meta,
+            observed: triple_of(meta_bytes),
+            clock: self.clock.clone(),
+            region_len: new_size,
+            region_crc: crc,
+            cipher_tail,
+            source: RegionSource::Actual,
+            iv,
+            generation: cur.generation + 1,
+        };
+        cur.append(plain, info)
+            .map(Some)
+            .map_err(|e| self.wrap_parse(e))
+    }
+}
+
+fn empty_inner() -> SnapInner {
+    SnapInner::from_region(
+        Vec::new(),
+        BuildInfo {
+            meta: MetaInfo::default(),
+            observed: (0, 0, 0),
+            clock: Arc::new(SystemClock),
+            region_len: 0,
+            region_crc: 0,
+            cipher_tail: Vec::new(),
+            source: RegionSource::Actual,
+            iv: [0; 16],
+            generation: 0,
+        },
+    )
+    .unwrap_or_else(|_| unreachable!("an empty region has no records"))
+}
+
+macro_rules! copy_getters {
+    ($($(#[$doc:meta])* $name:ident : $t:ty;)*) => {
+        $(
+            $(#[$doc])*
+            #[inline]
+            pub fn $name(&self, key: impl AsRef<[u8]>) -> Option<$t> {
+                let g = self.checked();
+                names::$name(g.payload(key.as_ref())?)
+            }
+        )*
+    };
+}
+
+/// Maps store getter names to decode functions.
+mod names {
+    pub(crate) use crate::decode::{
+        as_bool as get_bool, as_f32 as get_f32, as_f64 as get_f64, as_i32 as get_i32,
+        as_i64 as get_i64, as_string as get_string, as_string_vec as get_string_vec,
+        as_u32 as get_u32, as_u64 as get_u64, as_vec_bool as get_vec_bool,
+        as_vec_f32 as get_vec_f32, as_vec_f64 as get_vec_f64, as_vec_i32 as get_vec_i32,
+        as_vec_i64 as get_vec_i64, as_vec_u32 as get_vec_u32, as_vec_u64 as get_vec_u64,
+    };
+}
+
+impl Store {
+    copy_getters! {
+        /// `getBool` (check-on-read).
+        get_bool: bool;
+        /// `getInt32` (check-on-read).
+        get_i32: i32;
+        /// `getUInt32` (check-on-read).
+        get_u32: u32;
+        /// `getInt64` (check-on-read).
+        get_i64: i64;
+        /// `getUInt64` (check-on-read).
+        get_u64: u64;
+        /// `getFloat` (check-on-read).
+        get_f32: f32;
+        /// `getDouble` (check-on-read).
+        get_f64: f64;
+        /// `getString` as an owned UTF-8 string (check-on-read).
+        get_string: String;
+        /// `getVector` of strings (check-on-read).
+        get_string_vec: Vec<String>;
+        /// v2.x `getVector<bool>` (check-on-read).
+        get_vec_bool: Vec<bool>;
+        /// v2.x `getVector<int32_t>` (check-on-read).
+        get_vec_i32: Vec<i32>;
+        /// v2.x `getVector<uint32_t>` (check-on-read).
+        get_vec_u32: Vec<u32>;
+        /// v2.x `getVector<int64_t>` (check-on-read).
+        get_vec_i64: Vec<i64>;
+        /// v2.x `getVector<uint64_t>` (check-on-read).
+        get_vec_u64: Vec<u64>;
+        /// v2.x `getVector<float>` (check-on-read).
+        get_vec_f32: Vec<f32>;
+        /// v2.x `getVector<double>` (check-on-read).
+        get_vec_f64: Vec<f64>;
+    }
+
+    /// `getBytes` as an owned buffer (check-on-read).
+    pub fn get_bytes(&self, key: impl AsRef<[u8]>) -> Option<Vec<u8>> {
+        let g = self.checked();
+        crate::decode::as_bytes(g.payload(key.as_ref())?).map(<[u8]>::to_vec)
+    }
+
+    /// The value payload (expire suffix removed) as an owned buffer (check-on-read).
+    pub fn raw_value(&self, key: impl AsRef<[u8]>) -> Option<Vec<u8>> {
+        let g = self.checked();
+        g.payload(key.as_ref()).map(<[u8]>::to_vec)
+    }
+
+    /// The key is present and not expired (check-on-read).
+    pub fn contains(&self, key: impl AsRef<[u8]>) -> bool {
+        self.checked().payload(key.as_ref()).is_some()
+    }
+
+    /// Expire time of a live key (see [`Snapshot::expire_at`]) (check-on-read).
+    pub fn expire_at(&self, key: impl AsRef<[u8]>) -> Option<u32> {
+        self.checked().expire_at(key.as_ref())
+    }
+
+    /// Number of live keys (check-on-read).
+    pub fn len(&self) -> usize {
+        self.checked().live_len()
+    }
+
+    /// No live keys (check-on-read).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Live keys as owned byte strings (check-on-read).
+    pub fn keys(&self) -> Vec<Vec<u8>> {
+        let g = self.checked();
+        g.iter_live().map(|(k, _)| k.to_vec()).collect()
+    }
+
+    /// The meta file as of the current snapshot (check-on-read).
+    pub fn meta(&self) -> MetaInfo {
+        self.checked().meta
+    }
+}
