@@ -1,1 +1,29 @@
-//! track-upstream (under construction).
+//! Upstream-release tracking for the MMKV reader's differential harness.
+//!
+//! Two jobs, both behind the `track-upstream` binary:
+//!
+//! - **Tracking** ([`check::run_check`]): list upstream MMKV release tags (`git ls-remote`
+//!   of the upstream repository, or a file), probe npm packages that embed `MMKV/Core` for
+//!   versions newer than versions.yaml pins, and open one issue per tag that versions.yaml
+//!   lacks (idempotently; `--dry-run` prints `new: vX.Y.Z` lines instead).
+//! - **Adding a version** ([`add_version`]): pack an npm package, check that its
+//!   `MMKVPredef.h` declares the tag, record source and integrity in versions.yaml with a
+//!   text-preserving edit ([`edit::upsert_entry`]), then build and test that tag.
+//!
+//! Everything that reaches the network (git, npm, gh) sits behind a trait or a flag, so the
+//! tests run offline.
+#![deny(missing_docs)]
+
+pub mod add_version;
+pub mod check;
+pub mod edit;
+pub mod error;
+pub mod git;
+pub mod issues;
+pub mod npm;
+pub mod tags;
+pub mod tarball;
+pub mod tracker;
+pub mod versions;
+
+pub use error::{Error, Result};

@@ -1,0 +1,237 @@
+//! The typed view of `versions.yaml`: which upstream tags the project knows and where
+//! their Core sources come from.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::tags::{NpmVersion, Tag};
+
+/// The whole of `versions.yaml`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct VersionsFile {
+    /// One entry per known upstream tag.
+    pub versions: Vec<VersionEntry>,
+}
+
+/// One known upstream tag.
+#[derive(Debug, Clone, Deserialize)]
+pub struct VersionEntry {
+    /// The upstream tag, `vX.Y.Z`.
+    pub tag: String,
+    /// Format features this version has (used by the conformance suite).
+    #[serde(default)]
+    pub features: Vec<String>,
+    /// Where the official Core sources of this tag can be fetched from.
+    pub source: Source,
+    /// Extra build settings (opaque to the tracker).
+    #[serde(default)]
+    pub build: Option<serde_norway::Value>,
+    /// Free-form note.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// Where a tag's Core sources come from.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "RawSource")]
+pub enum Source {
+    /// No registry source: the tag is built only from a local checkout
+    /// (`MMKV_CORE_<TAG>`), and its golden corpus is committed.
+    None,
+    /// An npm package that embeds `MMKV/Core`.
+    Npm(NpmSource),
+}
+
+/// An npm package version that embeds the Core sources of a tag.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NpmSource {
+    /// Package name.
+    pub package: String,
+    /// Exact package version.
+    pub version: String,
+    /// Subresource integrity of the package tarball (`sha512-<base64>`).
+    pub integrity: String,
+    /// Directory of the Core sources inside the tarball (e.g. `package/MMKV/Core`).
+    pub path: String,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawSource {
+    Word(String),
+    Npm { npm: NpmSource },
+}
+
+impl TryFrom<RawSource> for Source {
+    type Error = String;
+
+    fn try_from(raw: RawSource) -> std::result::Result<Self, Self::Error> {
+        match raw {
+            RawSource::Word(w) if w == "none" => Ok(Source::None),
+            RawSource::Word(w) => Err(format!("source must be `none` or {{npm: ...}}, not {w:?}")),
+            RawSource::Npm { npm } => Ok(Source::Npm(npm)),
+        }
+    }
+}
+
+impl VersionsFile {
+    /// Parses and validates the text of a versions file (`origin` names it in errors).
+    pub fn parse(text: &str, origin: &Path) -> Result<VersionsFile> {
+        let bad = |message: String| Error::Versions {
+            path: origin.to_path_buf(),
+            message,
+        };
+        let file: VersionsFile = serde_norway::from_str(text).map_err(|e| bad(e.to_string()))?;
+        let mut seen = BTreeSet::new();
+        for entry in &file.versions {
+            let tag = Tag::parse(&entry.tag)
+                .ok_or_else(|| bad(format!("tag {:?} is not of the form vX.Y.Z", entry.tag)))?;
+            if !seen.insert(tag) {
+                return Err(bad(format!("tag {tag} is listed twice")));
+            }
+        }
+        Ok(file)
+    }
+
+    /// Reads and parses a versions file.
+    pub fn load(path: &Path) -> Result<VersionsFile> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        VersionsFile::parse(&text, path)
+    }
+
+    /// The entry of a tag, if listed.
+    pub fn entry(&self, tag: Tag) -> Option<&VersionEntry> {
+        self.versions
+            .iter()
+            .find(|e| Tag::parse(&e.tag) == Some(tag))
+    }
+
+    /// Summarises what the tracker needs to know.
+    pub fn known(&self) -> Known {
+        let mut known = Known::default();
+        for entry in &self.versions {
+            // Tags were validated by `parse`; a hand-built file may still hold bad ones.
+            let Some(tag) = Tag::parse(&entry.tag) else {
+                continue;
+            };
+            known.tags.insert(tag);
+            match &entry.source {
+                Source::None => {
+                    known.without_source.insert(tag);
+                }
+                Source::Npm(npm) => {
+                    if let Some(v) = NpmVersion::parse(&npm.version) {
+                        let slot = known.pinned.entry(npm.package.clone()).or_insert(v.clone());
+                        if v > *slot {
+                            *slot = v;
+                        }
+                    }
+                }
+            }
+        }
+        known
+    }
+}
+
+/// What versions.yaml knows, in the shape the tracker compares with.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Known {
+    /// Every listed tag.
+    pub tags: BTreeSet<Tag>,
+    /// Listed tags whose source is `none`.
+    pub without_source: BTreeSet<Tag>,
+    /// For each npm package used as a source, the newest version pinned.
+    pub pinned: BTreeMap<String, NpmVersion>,
+}
+
+impl Known {
+    /// The oldest listed tag.
+    pub fn oldest(&self) -> Option<Tag> {
+        self.tags.first().copied()
+    }
+
+    /// The newest listed tag.
+    pub fn newest(&self) -> Option<Tag> {
+        self.tags.last().copied()
+    }
+}
+
+/// Finds `versions.yaml` in `start` or the nearest ancestor that has one.
+pub fn find_versions_file(start: &Path) -> Option<PathBuf> {
+    start
+        .ancestors()
+        .map(|dir| dir.join("versions.yaml"))
+        .find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = r#"
+# comment
+versions:
+  - tag: v2.0.0
+    features: [key_expire, typed_vectors]
+    source:
+      npm: {package: react-native-mmkv, version: 3.1.0, integrity: "sha512-AAAA", path: package/MMKV/Core}
+    build: {cxxflags: ["-include", "cstring"]}
+    note: "first v2"
+  - tag: v2.1.0
+    features: []
+    source: none
+  - tag: "v1.3.14"
+    source:
+      npm: {package: react-native-mmkv-storage, version: 12.0.1, integrity: "sha512-BBBB", path: package/MMKV/Core}
+  - tag: v1.3.9
+    source:
+      npm: {package: react-native-mmkv, version: 2.12.2, integrity: "sha512-CCCC", path: package/MMKV/Core}
+"#;
+
+    #[test]
+    fn parses_schema() {
+        let f = VersionsFile::parse(SAMPLE, Path::new("x")).unwrap();
+        assert_eq!(f.versions.len(), 4);
+        assert_eq!(f.versions[0].features, vec!["key_expire", "typed_vectors"]);
+        assert!(f.versions[0].build.is_some());
+        assert_eq!(f.versions[1].source, Source::None);
+        let Source::Npm(npm) = &f.versions[0].source else {
+            panic!("npm source expected")
+        };
+        assert_eq!(npm.path, "package/MMKV/Core");
+        let known = f.known();
+        assert_eq!(known.oldest(), Tag::parse("v1.3.9"));
+        assert_eq!(known.newest(), Tag::parse("v2.1.0"));
+        assert_eq!(
+            known.pinned.get("react-native-mmkv"),
+            NpmVersion::parse("3.1.0").as_ref()
+        );
+        assert_eq!(
+            known.pinned.get("react-native-mmkv-storage"),
+            NpmVersion::parse("12.0.1").as_ref()
+        );
+        assert!(known
+            .without_source
+            .contains(&Tag::parse("v2.1.0").unwrap()));
+        assert!(f.entry(Tag::parse("v1.3.14").unwrap()).is_some());
+        assert!(f.entry(Tag::parse("v1.3.15").unwrap()).is_none());
+    }
+
+    #[test]
+    fn rejects_bad_files() {
+        let dup =
+            "versions:\n  - tag: v1.0.0\n    source: none\n  - tag: v1.0.0\n    source: none\n";
+        let err = VersionsFile::parse(dup, Path::new("x")).unwrap_err();
+        assert!(err.to_string().contains("twice"), "{err}");
+        let bad_tag = "versions:\n  - tag: latest\n    source: none\n";
+        assert!(VersionsFile::parse(bad_tag, Path::new("x")).is_err());
+        let bad_source = "versions:\n  - tag: v1.0.0\n    source: git\n";
+        assert!(VersionsFile::parse(bad_source, Path::new("x")).is_err());
+        let missing = "versions:\n  - tag: v1.0.0\n";
+        assert!(VersionsFile::parse(missing, Path::new("x")).is_err());
+    }
+}
