@@ -1,1 +1,29 @@
-//! conformance (under construction).
+//! Differential conformance harness for `mmkv-reader`.
+//!
+//! - [`workload`]: operations, saved repros (YAML) and proptest strategies;
+//! - [`run`]: executes a workload through the official library of one version (`mmkv-sys`),
+//!   then compares every getter of every touched key with the reader;
+//! - [`golden`]: corpus manifests and their check;
+//! - [`live`]: a seeded multi-process writer and the model that checks concurrent reads;
+//! - [`record`]: writes a corpus store set with an official version;
+//! - [`report`]: the version × store-kind matrix.
+#![warn(missing_docs)]
+
+pub mod compare;
+pub mod error;
+pub mod golden;
+pub mod kind;
+pub mod live;
+pub mod official;
+pub mod prop;
+pub mod real;
+pub mod run;
+pub mod value;
+pub mod view;
+pub mod workload;
+
+pub use error::{Error, Result};
+pub use kind::{Features, ModeKind, StoreKind};
+pub use real::RealReader;
+pub use value::{Value, ValueType};
+pub use view::{ReaderFactory, ReaderView};

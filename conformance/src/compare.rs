@@ -1,0 +1,232 @@
+//! Comparison of the reader with the official getters of one version.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use crate::error::Result;
+use crate::kind::Features;
+use crate::official::OfficialStore;
+use crate::value::{show, Value, ValueType};
+use crate::view::ReaderView;
+
+/// One difference between the official library and the reader.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mismatch {
+    /// The key involved (`None` for store-wide properties).
+    pub key: Option<Vec<u8>>,
+    /// What was compared (`get i32`, `contains`, `count`, `keys` ...).
+    pub what: String,
+    /// The official result.
+    pub official: String,
+    /// The reader result.
+    pub reader: String,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.key {
+            Some(k) => write!(f, "key {:?} ", String::from_utf8_lossy(k))?,
+            None => f.write_str("store ")?,
+        }
+        write!(
+            f,
+            "{}: official {} | reader {}",
+            self.what, self.official, self.reader
+        )
+    }
+}
+
+/// The value an old (pre-v1.2.13) scalar getter returns when it has nothing: the harness's
+/// default argument. Those versions report presence with `containsKey`, so a failed decode
+/// on a present key looks like "value = default".
+fn is_default_scalar(v: &Value) -> bool {
+    match v {
+        Value::Bool(b) => !b,
+        Value::I32(x) => *x == 0,
+        Value::U32(x) => *x == 0,
+        Value::I64(x) => *x == 0,
+        Value::U64(x) => *x == 0,
+        Value::F32(x) => x.to_bits() == 0,
+        Value::F64(x) => x.to_bits() == 0,
+        _ => false,
+    }
+}
+
+/// Whether `official` and `reader` agree for one getter, given what the version can report.
+///
+/// Exact equality (floats by bits), except for versions without a has-value flag
+/// (`features.has_value_flag == false`): their scalar getters cannot say "no value" for a
+/// present key, so `official = default` against `reader = none` is accepted, and their
+/// `getBytes` cannot tell an empty value from a failed decode, so `official = empty bytes`
+/// against `reader = none` is accepted.
+pub fn agrees(
+    features: &Features,
+    ty: ValueType,
+    official: &Option<Value>,
+    reader: &Option<Value>,
+) -> bool {
+    if official == reader {
+        return true;
+    }
+    if features.has_value_flag {
+        return false;
+    }
+    match (official, reader) {
+        (Some(v), None) if ty.is_scalar() => is_default_scalar(v),
+        (Some(Value::Bytes(b)), None) if ty == ValueType::Bytes => b.is_empty(),
+        _ => false,
+    }
+}
+
+/// Everything the reader says about a set of keys, captured before the official getters run
+/// (official getters delete expired keys as a side effect).
+#[derive(Debug, Clone)]
+pub struct ReaderReads {
+    /// Per key: contains + one read per getter.
+    pub per_key: Vec<(Vec<u8>, bool, Vec<Option<Value>>)>,
+    /// The reader's key set.
+    pub keys: BTreeSet<Vec<u8>>,
+    /// The reader's count.
+    pub count: usize,
+}
+
+/// Reads `keys` (and the reader's own keys) through `reader` with every getter in `getters`.
+pub fn capture_reader(
+    reader: &dyn ReaderView,
+    keys: &[Vec<u8>],
+    getters: &[ValueType],
+) -> ReaderReads {
+    let own: BTreeSet<Vec<u8>> = reader.keys().into_iter().collect();
+    let count = reader.count();
+    let mut all: Vec<Vec<u8>> = keys.to_vec();
+    for k in &own {
+        if !all.contains(k) {
+            all.push(k.clone());
+        }
+    }
+    let per_key = all
+        .into_iter()
+        .map(|k| {
+            let contains = reader.contains(&k);
+            let reads = getters.iter().map(|&t| reader.read(&k, t)).collect();
+            (k, contains, reads)
+        })
+        .collect();
+    ReaderReads {
+        per_key,
+        keys: own,
+        count,
+    }
+}
+
+/// Compares captured reader reads with the official instance (value and presence for every
+/// getter of every key, `contains`, the key set and the count).
+pub fn compare_with_official(
+    official: &mut dyn OfficialStore,
+    features: &Features,
+    reads: &ReaderReads,
+    getters: &[ValueType],
+) -> Result<Vec<Mismatch>> {
+    let mut out = Vec::new();
+    for (key, reader_contains, reader_reads) in &reads.per_key {
+        for (i, &ty) in getters.iter().enumerate() {
+            let official_read = official.get(key, ty)?;
+            let reader_read = &reader_reads[i];
+            if !agrees(features, ty, &official_read, reader_read) {
+                out.push(Mismatch {
+                    key: Some(key.clone()),
+                    what: format!("get {ty}"),
+                    official: show(&official_read),
+                    reader: show(reader_read),
+                });
+            }
+        }
+        let official_contains = official.contains(key)?;
+        if official_contains != *reader_contains {
+            out.push(Mismatch {
+                key: Some(key.clone()),
+                what: "contains".to_string(),
+                official: official_contains.to_string(),
+                reader: reader_contains.to_string(),
+            });
+        }
+    }
+    // Visible keys: versions without count(filterExpire) still list expired entries, and
+    // containsKey() filters them (and deletes them) on every expiring version.
+    let mut official_keys = BTreeSet::new();
+    for k in official.all_keys(true)? {
+        if official.contains(&k)? {
+            official_keys.insert(k);
+        }
+    }
+    if official_keys != reads.keys {
+        let render = |set: &BTreeSet<Vec<u8>>| {
+            format!(
+                "{:?}",
+                set.iter()
+                    .map(|k| String::from_utf8_lossy(k).into_owned())
+                    .collect::<Vec<_>>()
+            )
+        };
+        out.push(Mismatch {
+            key: None,
+            what: "keys".to_string(),
+            official: render(&official_keys),
+            reader: render(&reads.keys),
+        });
+    }
+    let official_count = if features.count_filter_expire {
+        official.count(true)?
+    } else if features.key_expire {
+        // v1.3.0 counts expired entries that no getter has deleted yet.
+        official_keys.len()
+    } else {
+        official.count(false)?
+    };
+    if official_count != reads.count {
+        out.push(Mismatch {
+            key: None,
+            what: "count".to_string(),
+            official: official_count.to_string(),
+            reader: reads.count.to_string(),
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relaxation_only_without_has_value_flag() {
+        let new = Features {
+            has_value_flag: true,
+            ..Features::default()
+        };
+        let old = Features::default();
+        let zero = Some(Value::I32(0));
+        assert!(!agrees(&new, ValueType::I32, &zero, &None));
+        assert!(agrees(&old, ValueType::I32, &zero, &None));
+        assert!(!agrees(&old, ValueType::I32, &Some(Value::I32(3)), &None));
+        assert!(!agrees(&old, ValueType::I32, &None, &zero));
+        assert!(!agrees(
+            &old,
+            ValueType::F32,
+            &Some(Value::F32(-0.0)),
+            &None
+        ));
+        assert!(agrees(
+            &old,
+            ValueType::Bytes,
+            &Some(Value::Bytes(vec![])),
+            &None
+        ));
+        assert!(!agrees(
+            &old,
+            ValueType::String,
+            &Some(Value::String(String::new())),
+            &None
+        ));
+    }
+}

@@ -1,0 +1,424 @@
+//! Golden corpora: the manifest format (`corpus/README.md`), its loader and writer, and the
+//! check of a recorded store set through a reader.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::kind::{Features, ModeKind};
+use crate::value::{hex_bytes, show, Value, ValueType};
+use crate::view::ReaderFactory;
+
+/// A corpus manifest (`<tag>/manifest.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// What the library reports as its version.
+    pub mmkv_version: String,
+    /// The workload seed.
+    pub seed: u64,
+    /// One entry per store file.
+    pub stores: Vec<StoreManifest>,
+}
+
+/// One store of a manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoreManifest {
+    /// The store id (= data file name).
+    pub id: String,
+    /// Process mode it was opened with.
+    pub mode: ModeKind,
+    /// The crypt key bytes as given to the library (hex), or null.
+    pub crypt_key_hex: Option<String>,
+    /// Whether the key was an AES-256 key.
+    pub aes256: bool,
+    /// Whether `enableAutoKeyExpire` was called.
+    pub key_expire: bool,
+    /// Live entries.
+    pub count: usize,
+    /// `set()` calls the library refused.
+    pub rejected_sets: usize,
+    /// Every live key with its type and value.
+    pub entries: Vec<Entry>,
+    /// Keys that were touched but are removed, cleared or expired.
+    pub absent: Vec<String>,
+}
+
+/// One live key of a manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// The key.
+    pub key: String,
+    /// The type name (`ValueType::name`).
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// The value in the manifest encoding.
+    pub value: serde_json::Value,
+    /// Expire time (epoch seconds) for expiring keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expire_at: Option<u32>,
+}
+
+fn bad(what: &str, v: &serde_json::Value) -> String {
+    format!("bad {what} value {v}")
+}
+
+fn dec<T: std::str::FromStr>(v: &serde_json::Value, what: &str) -> std::result::Result<T, String> {
+    v.as_str()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| bad(what, v))
+}
+
+fn hex32(v: &serde_json::Value) -> std::result::Result<f32, String> {
+    v.as_str()
+        .filter(|s| s.len() == 8)
+        .and_then(|s| u32::from_str_radix(s, 16).ok())
+        .map(f32::from_bits)
+        .ok_or_else(|| bad("f32", v))
+}
+
+fn hex64(v: &serde_json::Value) -> std::result::Result<f64, String> {
+    v.as_str()
+        .filter(|s| s.len() == 16)
+        .and_then(|s| u64::from_str_radix(s, 16).ok())
+        .map(f64::from_bits)
+        .ok_or_else(|| bad("f64", v))
+}
+
+fn items<T>(
+    v: &serde_json::Value,
+    f: impl Fn(&serde_json::Value) -> std::result::Result<T, String>,
+) -> std::result::Result<Vec<T>, String> {
+    v.as_array()
+        .ok_or_else(|| bad("array", v))?
+        .iter()
+        .map(f)
+        .collect()
+}
+
+impl Entry {
+    /// The entry's getter type.
+    pub fn value_type(&self) -> std::result::Result<ValueType, String> {
+        ValueType::from_name(&self.ty).ok_or_else(|| format!("unknown type {:?}", self.ty))
+    }
+
+    /// Decodes the manifest encoding into a typed value.
+    pub fn typed_value(&self) -> std::result::Result<Value, String> {
+        let v = &self.value;
+        Ok(match self.value_type()? {
+            ValueType::Bool => Value::Bool(v.as_bool().ok_or_else(|| bad("bool", v))?),
+            ValueType::I32 => Value::I32(dec(v, "i32")?),
+            ValueType::U32 => Value::U32(dec(v, "u32")?),
+            ValueType::I64 => Value::I64(dec(v, "i64")?),
+            ValueType::U64 => Value::U64(dec(v, "u64")?),
+            ValueType::F32 => Value::F32(hex32(v)?),
+            ValueType::F64 => Value::F64(hex64(v)?),
+            ValueType::String => {
+                Value::String(v.as_str().ok_or_else(|| bad("string", v))?.to_string())
+            }
+            ValueType::Bytes => Value::Bytes(
+                v.as_str()
+                    .and_then(hex_bytes::decode)
+                    .ok_or_else(|| bad("bytes", v))?,
+            ),
+            ValueType::Strings => Value::Strings(items(v, |x| {
+                x.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| bad("strings", x))
+            })?),
+            ValueType::VecI32 => Value::VecI32(items(v, |x| dec(x, "vec_i32"))?),
+            ValueType::VecU32 => Value::VecU32(items(v, |x| dec(x, "vec_u32"))?),
+            ValueType::VecI64 => Value::VecI64(items(v, |x| dec(x, "vec_i64"))?),
+            ValueType::VecU64 => Value::VecU64(items(v, |x| dec(x, "vec_u64"))?),
+            ValueType::VecF32 => Value::VecF32(items(v, hex32)?),
+            ValueType::VecF64 => Value::VecF64(items(v, hex64)?),
+        })
+    }
+
+    /// Encodes a typed value as a manifest entry.
+    pub fn from_value(key: &str, value: &Value, expire_at: Option<u32>) -> Entry {
+        use serde_json::Value as J;
+        let s = |x: String| J::String(x);
+        let json = match value {
+            Value::Bool(b) => J::Bool(*b),
+            Value::I32(x) => s(x.to_string()),
+            Value::U32(x) => s(x.to_string()),
+            Value::I64(x) => s(x.to_string()),
+            Value::U64(x) => s(x.to_string()),
+            Value::F32(x) => s(format!("{:08x}", x.to_bits())),
+            Value::F64(x) => s(format!("{:016x}", x.to_bits())),
+            Value::String(x) => s(x.clone()),
+            Value::Bytes(x) => s(hex_bytes::encode(x)),
+            Value::Strings(v) => J::Array(v.iter().map(|x| s(x.clone())).collect()),
+            Value::VecI32(v) => J::Array(v.iter().map(|x| s(x.to_string())).collect()),
+            Value::VecU32(v) => J::Array(v.iter().map(|x| s(x.to_string())).collect()),
+            Value::VecI64(v) => J::Array(v.iter().map(|x| s(x.to_string())).collect()),
+            Value::VecU64(v) => J::Array(v.iter().map(|x| s(x.to_string())).collect()),
+            Value::VecF32(v) => J::Array(
+                v.iter()
+                    .map(|x| s(format!("{:08x}", x.to_bits())))
+                    .collect(),
+            ),
+            Value::VecF64(v) => J::Array(
+                v.iter()
+                    .map(|x| s(format!("{:016x}", x.to_bits())))
+                    .collect(),
+            ),
+        };
+        Entry {
+            key: key.to_string(),
+            ty: value.value_type().name().to_string(),
+            value: json,
+            expire_at,
+        }
+    }
+}
+
+impl StoreManifest {
+    /// The crypt key bytes.
+    pub fn crypt_key(&self) -> std::result::Result<Option<Vec<u8>>, String> {
+        match &self.crypt_key_hex {
+            None => Ok(None),
+            Some(h) => hex_bytes::decode(h)
+                .map(Some)
+                .ok_or_else(|| format!("bad crypt_key_hex {h:?}")),
+        }
+    }
+}
+
+impl Manifest {
+    /// Loads `dir/manifest.json`.
+    pub fn load(dir: &Path) -> Result<Manifest> {
+        let path = dir.join("manifest.json");
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        serde_json::from_str(&text).map_err(|e| Error::Manifest {
+            path,
+            message: e.to_string(),
+        })
+    }
+
+    /// The manifest as JSON laid out like the project's corpus (one entry per line).
+    pub fn to_json_text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{{\"mmkv_version\":{},\"seed\":{},",
+            j(&self.mmkv_version),
+            self.seed
+        );
+        out.push_str("  \"stores\":[\n");
+        for (si, s) in self.stores.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "    {{\"id\":{},\"mode\":{},\"crypt_key_hex\":{},\"aes256\":{},\"key_expire\":{},\"count\":{},\"rejected_sets\":{},",
+                j(&s.id),
+                j(&s.mode),
+                j(&s.crypt_key_hex),
+                s.aes256,
+                s.key_expire,
+                s.count,
+                s.rejected_sets
+            );
+            out.push_str("     \"entries\":[");
+            for (i, e) in s.entries.iter().enumerate() {
+                out.push_str(if i == 0 { "\n      " } else { ",\n      " });
+                out.push_str(&j(e));
+            }
+            out.push_str("],\n");
+            let _ = write!(out, "     \"absent\":{}}}", j(&s.absent));
+            out.push_str(if si + 1 < self.stores.len() {
+                ",\n"
+            } else {
+                "\n"
+            });
+        }
+        out.push_str("  ]}\n");
+        out
+    }
+}
+
+/// Compact JSON of a serializable value.
+fn j<T: Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "null".to_string())
+}
+
+/// The outcome of checking one store of a manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreCheck {
+    /// Store id.
+    pub id: String,
+    /// Every difference found (empty = pass).
+    pub mismatches: Vec<String>,
+}
+
+impl StoreCheck {
+    /// True when the store passed.
+    pub fn passed(&self) -> bool {
+        self.mismatches.is_empty()
+    }
+}
+
+/// Checks one store of a manifest in `dir` through `reader`:
+/// every entry equal by its type's getter (and its expire time), every absent key absent for
+/// every getter in `getters`, the key set and the count.
+pub fn check_store(
+    dir: &Path,
+    store: &StoreManifest,
+    reader: &dyn ReaderFactory,
+    getters: &[ValueType],
+) -> StoreCheck {
+    let mut mismatches = Vec::new();
+    let id = store.id.clone();
+    let key = match store.crypt_key() {
+        Ok(k) => k,
+        Err(e) => {
+            return StoreCheck {
+                id,
+                mismatches: vec![e],
+            }
+        }
+    };
+    let view = match reader.open(&dir.join(&store.id), key.as_deref(), store.aes256) {
+        Ok(v) => v,
+        Err(e) => {
+            return StoreCheck {
+                id,
+                mismatches: vec![format!("reader cannot open the store: {e}")],
+            }
+        }
+    };
+    let mut expected_keys = BTreeSet::new();
+    for entry in &store.entries {
+        expected_keys.insert(entry.key.as_bytes().to_vec());
+        let (ty, want) = match entry
+            .value_type()
+            .and_then(|t| Ok((t, entry.typed_value()?)))
+        {
+            Ok(x) => x,
+            Err(e) => {
+                mismatches.push(format!("manifest entry {:?}: {e}", entry.key));
+                continue;
+            }
+        };
+        let got = view.read(entry.key.as_bytes(), ty);
+        if got.as_ref() != Some(&want) {
+            mismatches.push(format!(
+                "key {:?} get {ty}: manifest {want}, reader {}",
+                entry.key,
+                show(&got)
+            ));
+        }
+        if !view.contains(entry.key.as_bytes()) {
+            mismatches.push(format!("key {:?}: contains() is false", entry.key));
+        }
+        if store.key_expire {
+            let got = view.expire_at(entry.key.as_bytes()).unwrap_or(0);
+            let want = entry.expire_at.unwrap_or(0);
+            if got != want {
+                mismatches.push(format!(
+                    "key {:?}: expire_at manifest {want}, reader {got}",
+                    entry.key
+                ));
+            }
+        }
+    }
+    for k in &store.absent {
+        if view.contains(k.as_bytes()) {
+            mismatches.push(format!("absent key {k:?}: contains() is true"));
+        }
+        for &ty in getters {
+            if let Some(v) = view.read(k.as_bytes(), ty) {
+                mismatches.push(format!("absent key {k:?} get {ty}: reader {v}"));
+            }
+        }
+    }
+    let got_keys: BTreeSet<Vec<u8>> = view.keys().into_iter().collect();
+    if got_keys != expected_keys {
+        let extra: Vec<_> = got_keys
+            .difference(&expected_keys)
+            .map(|k| String::from_utf8_lossy(k).into_owned())
+            .collect();
+        let missing: Vec<_> = expected_keys
+            .difference(&got_keys)
+            .map(|k| String::from_utf8_lossy(k).into_owned())
+            .collect();
+        mismatches.push(format!(
+            "key set differs: reader has extra {extra:?}, misses {missing:?}"
+        ));
+    }
+    let count = view.count();
+    if count != store.count || store.count != store.entries.len() {
+        mismatches.push(format!(
+            "count: manifest {} ({} entries), reader {count}",
+            store.count,
+            store.entries.len()
+        ));
+    }
+    StoreCheck { id, mismatches }
+}
+
+/// The result of checking one corpus folder.
+#[derive(Debug, Clone)]
+pub struct CorpusCheck {
+    /// The folder's tag (its name).
+    pub tag: String,
+    /// One result per store of the manifest.
+    pub stores: Vec<StoreCheck>,
+}
+
+impl CorpusCheck {
+    /// True when every store passed.
+    pub fn passed(&self) -> bool {
+        self.stores.iter().all(StoreCheck::passed)
+    }
+
+    /// The check of one store id, if the manifest has it.
+    pub fn store(&self, id: &str) -> Option<&StoreCheck> {
+        self.stores.iter().find(|s| s.id == id)
+    }
+}
+
+/// Checks every store of the corpus folder `dir` (named after its tag).
+pub fn check_corpus_dir(dir: &Path, reader: &dyn ReaderFactory) -> Result<CorpusCheck> {
+    let tag = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let manifest = Manifest::load(dir)?;
+    let features = Features::from_tag(&tag).unwrap_or(Features {
+        typed_vectors: true,
+        ..Features::default()
+    });
+    let getters = features.getters();
+    let stores = manifest
+        .stores
+        .iter()
+        .map(|s| check_store(dir, s, reader, &getters))
+        .collect();
+    Ok(CorpusCheck { tag, stores })
+}
+
+/// The project's corpus folder (`<workspace>/corpus`), overridable with `CONFORMANCE_CORPUS`.
+pub fn corpus_root() -> PathBuf {
+    if let Some(p) = std::env::var_os("CONFORMANCE_CORPUS") {
+        return PathBuf::from(p);
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("corpus")
+}
+
+/// Tag folders of a corpus root that hold a manifest, sorted by version.
+pub fn corpus_tags(root: &Path) -> Result<Vec<String>> {
+    let mut tags = Vec::new();
+    for entry in std::fs::read_dir(root).map_err(|e| Error::io(root, e))? {
+        let entry = entry.map_err(|e| Error::io(root, e))?;
+        if entry.path().join("manifest.json").is_file() {
+            tags.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    tags.sort_by_key(|t| (crate::kind::parse_tag(t), t.clone()));
+    Ok(tags)
+}

@@ -1,0 +1,258 @@
+//! Store configurations (columns of the report) and the version features that gate them.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// Features of one official version, as listed in `versions.yaml` (or derived from a tag).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Features {
+    /// `enableAutoKeyExpire` and per-key expire durations (v1.3.0+).
+    pub key_expire: bool,
+    /// `set("", key, expire)` is accepted (v1.3.6+); earlier expiring versions refuse it.
+    pub empty_string_expire: bool,
+    /// Typed vector setters/getters (v1.3.6+, C++20 builds).
+    pub typed_vectors: bool,
+    /// AES-256 (v2.3.0+).
+    pub aes256: bool,
+    /// Getters report a has-value flag (v1.2.13+); before, presence is `containsKey`.
+    pub has_value_flag: bool,
+    /// `count(filterExpire)` / `allKeys(filterExpire)` (v1.3.1+).
+    pub count_filter_expire: bool,
+}
+
+impl Features {
+    /// Builds the feature set from `versions.yaml` feature names; unknown names are ignored.
+    pub fn from_names<I, S>(names: I) -> Features
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut f = Features::default();
+        for name in names {
+            match name.as_ref() {
+                "key_expire" => f.key_expire = true,
+                "empty_string_expire" => f.empty_string_expire = true,
+                "typed_vectors" => f.typed_vectors = true,
+                "aes256" => f.aes256 = true,
+                "has_value_flag" => f.has_value_flag = true,
+                "count_filter_expire" => f.count_filter_expire = true,
+                _ => {}
+            }
+        }
+        f
+    }
+
+    /// The features implied by an upstream tag (`v1.3.6` ...), as `versions.yaml` documents them. Used when `versions.yaml` lists no features for a tag.
+    pub fn from_tag(tag: &str) -> Option<Features> {
+        let v = parse_tag(tag)?;
+        Some(Features {
+            key_expire: v >= (1, 3, 0),
+            empty_string_expire: v >= (1, 3, 6),
+            typed_vectors: v >= (1, 3, 6),
+            aes256: v >= (2, 3, 0),
+            has_value_flag: v >= (1, 2, 13),
+            count_filter_expire: v >= (1, 3, 1),
+        })
+    }
+
+    /// The getter types this version has.
+    pub fn getters(&self) -> Vec<crate::value::ValueType> {
+        crate::value::ValueType::ALL
+            .iter()
+            .copied()
+            .filter(|t| self.typed_vectors || !t.is_typed_vector())
+            .collect()
+    }
+}
+
+/// Parses `vMAJOR.MINOR.PATCH`.
+pub fn parse_tag(tag: &str) -> Option<(u32, u32, u32)> {
+    let mut parts = tag.strip_prefix('v')?.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    let patch = parts.next()?.parse().ok()?;
+    if parts.next().is_some() {
+        return None;
+    }
+    Some((major, minor, patch))
+}
+
+/// Process mode of an official instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModeKind {
+    /// `MMKV_SINGLE_PROCESS`
+    Single,
+    /// `MMKV_MULTI_PROCESS`
+    Multi,
+}
+
+/// A store configuration. Ids match the corpus store ids (`corpus/README.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum StoreKind {
+    /// single-process, no encryption
+    #[serde(rename = "plain")]
+    Plain,
+    /// MULTI_PROCESS mode
+    #[serde(rename = "multi")]
+    Multi,
+    /// AES-CFB-128 with a 16-byte key
+    #[serde(rename = "aes128")]
+    Aes128,
+    /// AES-128 with a 5-byte key (zero-padded by the library)
+    #[serde(rename = "aes128-short-key")]
+    Aes128ShortKey,
+    /// AES-128 with a 31-byte key (truncated by the library)
+    #[serde(rename = "aes128-long-key")]
+    Aes128LongKey,
+    /// AES-256 with a 32-byte key (v2.3.0+)
+    #[serde(rename = "aes256")]
+    Aes256,
+    /// AES-256 with a 20-byte key (v2.3.0+)
+    #[serde(rename = "aes256-short-key")]
+    Aes256ShortKey,
+    /// key expiration enabled (v1.3.0+)
+    #[serde(rename = "expire")]
+    Expire,
+    /// key expiration + AES-128 (v1.3.0+)
+    #[serde(rename = "expire-aes128")]
+    ExpireAes128,
+    /// key expiration + AES-256 (v2.3.0+)
+    #[serde(rename = "expire-aes256")]
+    ExpireAes256,
+}
+
+/// The AES keys the corpus uses (so recorded stores and live runs share configurations).
+pub mod keys {
+    /// 16-byte AES-128 key.
+    pub const AES128: &[u8] = b"mmkv-conformance";
+    /// 5-byte key, zero-padded by the library.
+    pub const AES128_SHORT: &[u8] = b"short";
+    /// 31-byte key, truncated to 16 by the library.
+    pub const AES128_LONG: &[u8] = b"a-key-longer-than-sixteen-bytes";
+    /// 32-byte AES-256 key.
+    pub const AES256: &[u8] = b"0123456789abcdef0123456789ABCDEF";
+    /// 20-byte AES-256 key, zero-padded to 32.
+    pub const AES256_SHORT: &[u8] = b"twenty-byte-aes-key!";
+}
+
+impl StoreKind {
+    /// Every kind, in report column order.
+    pub const ALL: [StoreKind; 10] = [
+        StoreKind::Plain,
+        StoreKind::Multi,
+        StoreKind::Aes128,
+        StoreKind::Aes128ShortKey,
+        StoreKind::Aes128LongKey,
+        StoreKind::Aes256,
+        StoreKind::Aes256ShortKey,
+        StoreKind::Expire,
+        StoreKind::ExpireAes128,
+        StoreKind::ExpireAes256,
+    ];
+
+    /// The id (corpus store id, report column, file name).
+    pub fn id(self) -> &'static str {
+        match self {
+            StoreKind::Plain => "plain",
+            StoreKind::Multi => "multi",
+            StoreKind::Aes128 => "aes128",
+            StoreKind::Aes128ShortKey => "aes128-short-key",
+            StoreKind::Aes128LongKey => "aes128-long-key",
+            StoreKind::Aes256 => "aes256",
+            StoreKind::Aes256ShortKey => "aes256-short-key",
+            StoreKind::Expire => "expire",
+            StoreKind::ExpireAes128 => "expire-aes128",
+            StoreKind::ExpireAes256 => "expire-aes256",
+        }
+    }
+
+    /// Process mode.
+    pub fn mode(self) -> ModeKind {
+        match self {
+            StoreKind::Multi => ModeKind::Multi,
+            _ => ModeKind::Single,
+        }
+    }
+
+    /// The crypt key given to the library, if encrypted.
+    pub fn crypt_key(self) -> Option<&'static [u8]> {
+        match self {
+            StoreKind::Plain | StoreKind::Multi | StoreKind::Expire => None,
+            StoreKind::Aes128 | StoreKind::ExpireAes128 => Some(keys::AES128),
+            StoreKind::Aes128ShortKey => Some(keys::AES128_SHORT),
+            StoreKind::Aes128LongKey => Some(keys::AES128_LONG),
+            StoreKind::Aes256 | StoreKind::ExpireAes256 => Some(keys::AES256),
+            StoreKind::Aes256ShortKey => Some(keys::AES256_SHORT),
+        }
+    }
+
+    /// True when the key is used as an AES-256 key.
+    pub fn aes256(self) -> bool {
+        matches!(
+            self,
+            StoreKind::Aes256 | StoreKind::Aes256ShortKey | StoreKind::ExpireAes256
+        )
+    }
+
+    /// True when `enableAutoKeyExpire` is called on the store.
+    pub fn key_expire(self) -> bool {
+        matches!(
+            self,
+            StoreKind::Expire | StoreKind::ExpireAes128 | StoreKind::ExpireAes256
+        )
+    }
+
+    /// Whether a version with `features` can produce this kind.
+    pub fn supported_by(self, features: &Features) -> bool {
+        (!self.aes256() || features.aes256) && (!self.key_expire() || features.key_expire)
+    }
+}
+
+impl fmt::Display for StoreKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+impl FromStr for StoreKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<StoreKind, String> {
+        StoreKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.id() == s)
+            .ok_or_else(|| format!("unknown store kind {s:?}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_round_trip_and_gate() {
+        for k in StoreKind::ALL {
+            assert_eq!(k.id().parse::<StoreKind>(), Ok(k));
+        }
+        let old = Features::from_tag("v1.2.16").unwrap();
+        assert!(StoreKind::Plain.supported_by(&old));
+        assert!(!StoreKind::Expire.supported_by(&old));
+        let v13 = Features::from_tag("v1.3.0").unwrap();
+        assert!(StoreKind::ExpireAes128.supported_by(&v13));
+        assert!(!StoreKind::ExpireAes256.supported_by(&v13));
+        assert!(!v13.empty_string_expire);
+        assert!(Features::from_tag("v2.3.0").unwrap().aes256);
+        assert_eq!(parse_tag("v1.2"), None);
+        assert_eq!(
+            Features::from_names(["aes256", "x"]),
+            Features {
+                aes256: true,
+                ..Features::default()
+            }
+        );
+    }
+}

@@ -1,0 +1,2 @@
+//! `conformance` command line (under construction).
+fn main() {}

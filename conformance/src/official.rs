@@ -1,0 +1,45 @@
+//! The official side of every comparison: what the harness needs from one loaded version of
+//! the official library. [`crate::sys`] implements it with `mmkv-sys`.
+
+use std::path::Path;
+
+use crate::error::Result;
+use crate::kind::{Features, StoreKind};
+use crate::value::{Value, ValueType};
+
+/// One loaded official version.
+pub trait OfficialLib: Sync {
+    /// The upstream tag.
+    fn tag(&self) -> &str;
+    /// Its features (from `versions.yaml`).
+    fn features(&self) -> Features;
+    /// Opens (creating if needed) store `id` in `dir` with the configuration of `kind`.
+    /// Does not enable key expiration: callers do that with [`OfficialStore::enable_key_expire`].
+    fn open(&self, dir: &Path, id: &str, kind: StoreKind) -> Result<Box<dyn OfficialStore>>;
+}
+
+/// One open official instance.
+pub trait OfficialStore {
+    /// `enableAutoKeyExpire(default_secs)`.
+    fn enable_key_expire(&mut self, default_secs: u32) -> Result<bool>;
+    /// `set(value, key[, expire])`; `Ok(false)` when the library refused it.
+    fn set(&mut self, key: &[u8], value: &Value, expire: Option<u32>) -> Result<bool>;
+    /// `removeValueForKey`.
+    fn remove(&mut self, key: &[u8]) -> Result<()>;
+    /// `clearAll()`.
+    fn clear_all(&mut self) -> Result<()>;
+    /// `trim()`.
+    fn trim(&mut self) -> Result<()>;
+    /// `sync(MMKV_SYNC)`.
+    fn sync(&mut self) -> Result<()>;
+    /// The official getter of type `ty` (`None` = no value / has-value flag false).
+    fn get(&mut self, key: &[u8], ty: ValueType) -> Result<Option<Value>>;
+    /// `containsKey`.
+    fn contains(&mut self, key: &[u8]) -> Result<bool>;
+    /// `allKeys(filterExpire)` (the flag is ignored by versions without it).
+    fn all_keys(&mut self, filter_expire: bool) -> Result<Vec<Vec<u8>>>;
+    /// `count(filterExpire)` (the flag is ignored by versions without it).
+    fn count(&mut self, filter_expire: bool) -> Result<usize>;
+    /// `close()`; the instance is unusable afterwards.
+    fn close(&mut self) -> Result<()>;
+}

@@ -1,0 +1,184 @@
+//! Property runs: proptest over workloads for one (version, store kind), with shrinking,
+//! failure folders and the one-line reproduction.
+
+use std::path::PathBuf;
+
+use proptest::test_runner::{
+    Config, FileFailurePersistence, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner,
+};
+
+use crate::kind::StoreKind;
+use crate::official::OfficialLib;
+use crate::run::{failures_root, replay_command, run_workload, save_failure};
+use crate::view::ReaderFactory;
+use crate::workload::{workload_strategy, GenConfig, Repro, Workload};
+
+/// Default number of cases per (version, kind) when `PROPTEST_CASES` is not set.
+pub const DEFAULT_CASES: u32 = 12;
+
+/// Cases per (version, kind): `PROPTEST_CASES` or [`DEFAULT_CASES`].
+pub fn cases_from_env() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(DEFAULT_CASES)
+}
+
+/// How to run one property.
+#[derive(Debug, Clone)]
+pub struct PropConfig {
+    /// Successful cases required.
+    pub cases: u32,
+    /// A fixed RNG seed (the report uses fixed seeds); `None` = random per run.
+    pub seed: Option<u64>,
+    /// Generator knobs.
+    pub gen: GenConfig,
+    /// Upper bound on shrink steps.
+    pub max_shrink_iters: u32,
+    /// The test source file whose `.proptest-regressions` sibling stores failing seeds
+    /// (`None` = no persistence).
+    pub source_file: Option<&'static str>,
+    /// Save the minimal failing case under [`failures_root`] (and print the replay line).
+    pub save_failures: bool,
+}
+
+impl Default for PropConfig {
+    fn default() -> PropConfig {
+        PropConfig {
+            cases: cases_from_env(),
+            seed: None,
+            gen: GenConfig::default(),
+            max_shrink_iters: 512,
+            source_file: None,
+            save_failures: true,
+        }
+    }
+}
+
+/// The result of a property run.
+#[derive(Debug)]
+pub enum PropOutcome {
+    /// Every case passed.
+    Pass {
+        /// Cases run.
+        cases: u32,
+    },
+    /// A case failed; `minimal` is the shrunk workload.
+    Fail {
+        /// The shrunk workload.
+        minimal: Workload,
+        /// The failure message of the minimal case.
+        message: String,
+        /// The saved failure folder, when saving was on and worked.
+        saved: Option<PathBuf>,
+        /// The one-line reproduction (or the save error).
+        repro_line: String,
+    },
+}
+
+impl PropOutcome {
+    /// True for [`PropOutcome::Pass`].
+    pub fn passed(&self) -> bool {
+        matches!(self, PropOutcome::Pass { .. })
+    }
+}
+
+fn seed_bytes(seed: u64) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    let mut x = seed ^ 0x6d6d_6b76_2d63_6f6e;
+    for chunk in out.chunks_mut(8) {
+        // splitmix64
+        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        chunk.copy_from_slice(&(z ^ (z >> 31)).to_le_bytes());
+    }
+    out
+}
+
+/// Runs the differential property for `kind` on `lib` with `reader`.
+pub fn check_property(
+    lib: &dyn OfficialLib,
+    kind: StoreKind,
+    reader: &dyn ReaderFactory,
+    cfg: &PropConfig,
+) -> PropOutcome {
+    let mut config = Config {
+        cases: cfg.cases,
+        max_shrink_iters: cfg.max_shrink_iters,
+        failure_persistence: None,
+        source_file: None,
+        ..Config::default()
+    };
+    if let Some(src) = cfg.source_file {
+        config.failure_persistence = Some(Box::new(FileFailurePersistence::SourceParallel(
+            "proptest-regressions",
+        )));
+        config.source_file = Some(src);
+    }
+    let mut runner = match cfg.seed {
+        Some(seed) => TestRunner::new_with_rng(
+            config,
+            TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes(seed)),
+        ),
+        None => TestRunner::new(config),
+    };
+    let strategy = workload_strategy(kind, lib.features(), cfg.gen);
+    let result = runner.run(&strategy, |workload| {
+        match run_workload(lib, kind, &workload, reader) {
+            Ok(outcome) if outcome.passed() => Ok(()),
+            Ok(outcome) => Err(TestCaseError::fail(outcome.summary(6))),
+            Err(e) => Err(TestCaseError::fail(format!("harness error: {e}"))),
+        }
+    });
+    match result {
+        Ok(()) => PropOutcome::Pass { cases: cfg.cases },
+        Err(TestError::Abort(reason)) => PropOutcome::Fail {
+            minimal: Workload {
+                default_expire: 0,
+                ops: Vec::new(),
+            },
+            message: format!("aborted: {reason}"),
+            saved: None,
+            repro_line: String::new(),
+        },
+        Err(TestError::Fail(reason, minimal)) => {
+            let repro = Repro {
+                tag: lib.tag().to_string(),
+                kind,
+                workload: minimal.clone(),
+            };
+            let (saved, repro_line) = if cfg.save_failures {
+                save_minimal(lib, &repro, reader)
+            } else {
+                (None, String::new())
+            };
+            PropOutcome::Fail {
+                minimal,
+                message: reason.to_string(),
+                saved,
+                repro_line,
+            }
+        }
+    }
+}
+
+/// Re-runs the minimal workload and saves its folder; returns it and the replay line.
+fn save_minimal(
+    lib: &dyn OfficialLib,
+    repro: &Repro,
+    reader: &dyn ReaderFactory,
+) -> (Option<PathBuf>, String) {
+    match run_workload(lib, repro.kind, &repro.workload, reader) {
+        Ok(outcome) => match save_failure(&failures_root(), repro, &outcome) {
+            Ok(dir) => {
+                let line = replay_command(&dir);
+                (Some(dir), line)
+            }
+            Err(e) => (None, format!("(could not save the failure: {e})")),
+        },
+        Err(e) => (None, format!("(re-run of the minimal case failed: {e})")),
+    }
+}

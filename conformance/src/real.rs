@@ -1,0 +1,126 @@
+//! The real reader (`mmkv_reader::Store`) as a [`ReaderFactory`] / [`ReaderView`].
+
+use std::path::Path;
+use std::sync::Arc;
+
+use mmkv_reader::{Clock, Options, Store, SystemClock};
+
+use crate::value::{Value, ValueType};
+use crate::view::{ReaderFactory, ReaderView};
+
+/// The real `mmkv_reader::Store` with a configurable clock (the system clock by default, which
+/// is the official library's notion of now: `time(nullptr)`).
+#[derive(Clone)]
+pub struct RealReader {
+    clock: Option<Arc<dyn Clock>>,
+}
+
+impl RealReader {
+    /// The reader with the system clock.
+    pub fn new() -> RealReader {
+        RealReader { clock: None }
+    }
+
+    /// The reader with an injected clock.
+    pub fn with_clock(clock: Arc<dyn Clock>) -> RealReader {
+        RealReader { clock: Some(clock) }
+    }
+
+    /// Opens a `Store` (not boxed) with this configuration.
+    pub fn open_store(
+        &self,
+        path: &Path,
+        crypt_key: Option<&[u8]>,
+        aes256: bool,
+    ) -> mmkv_reader::Result<Store> {
+        let mut opts = Options::new().aes256(aes256);
+        if let Some(key) = crypt_key {
+            opts = opts.crypt_key(key);
+        }
+        let clock = self
+            .clock
+            .clone()
+            .unwrap_or_else(|| Arc::new(SystemClock) as Arc<dyn Clock>);
+        opts = opts.clock(clock);
+        Store::open(path, opts)
+    }
+}
+
+impl Default for RealReader {
+    fn default() -> RealReader {
+        RealReader::new()
+    }
+}
+
+impl ReaderFactory for RealReader {
+    fn name(&self) -> String {
+        if self.clock.is_some() {
+            "mmkv-reader (injected clock)".to_string()
+        } else {
+            "mmkv-reader".to_string()
+        }
+    }
+
+    fn open(
+        &self,
+        path: &Path,
+        crypt_key: Option<&[u8]>,
+        aes256: bool,
+    ) -> Result<Box<dyn ReaderView>, String> {
+        let store = self
+            .open_store(path, crypt_key, aes256)
+            .map_err(|e| e.to_string())?;
+        Ok(Box::new(StoreView { store }))
+    }
+}
+
+/// [`ReaderView`] over a `Store`: every call goes through one snapshot taken with
+/// check-on-read, using the zero-copy getters for strings and bytes.
+pub struct StoreView {
+    /// The opened store.
+    pub store: Store,
+}
+
+/// Reads one typed value from a snapshot-like source with the reader's public getters.
+pub fn read_snapshot(snap: &mmkv_reader::Snapshot, key: &[u8], ty: ValueType) -> Option<Value> {
+    Some(match ty {
+        ValueType::Bool => Value::Bool(snap.get_bool(key)?),
+        ValueType::I32 => Value::I32(snap.get_i32(key)?),
+        ValueType::U32 => Value::U32(snap.get_u32(key)?),
+        ValueType::I64 => Value::I64(snap.get_i64(key)?),
+        ValueType::U64 => Value::U64(snap.get_u64(key)?),
+        ValueType::F32 => Value::F32(snap.get_f32(key)?),
+        ValueType::F64 => Value::F64(snap.get_f64(key)?),
+        ValueType::String => Value::String(snap.get_str(key)?.to_string()),
+        ValueType::Bytes => Value::Bytes(snap.get_bytes(key)?.to_vec()),
+        ValueType::Strings => Value::Strings(snap.get_string_vec(key)?),
+        ValueType::VecI32 => Value::VecI32(snap.get_vec_i32(key)?),
+        ValueType::VecU32 => Value::VecU32(snap.get_vec_u32(key)?),
+        ValueType::VecI64 => Value::VecI64(snap.get_vec_i64(key)?),
+        ValueType::VecU64 => Value::VecU64(snap.get_vec_u64(key)?),
+        ValueType::VecF32 => Value::VecF32(snap.get_vec_f32(key)?),
+        ValueType::VecF64 => Value::VecF64(snap.get_vec_f64(key)?),
+    })
+}
+
+impl ReaderView for StoreView {
+    fn read(&self, key: &[u8], ty: ValueType) -> Option<Value> {
+        read_snapshot(&self.store.snapshot(), key, ty)
+    }
+
+    fn contains(&self, key: &[u8]) -> bool {
+        self.store.snapshot().contains(key)
+    }
+
+    fn keys(&self) -> Vec<Vec<u8>> {
+        self.store.snapshot().keys().map(|k| k.to_vec()).collect()
+    }
+
+    fn count(&self) -> usize {
+        self.store.snapshot().len()
+    }
+
+    fn expire_at(&self, key: &[u8]) -> Option<u32> {
+        self.store.snapshot().expire_at(key)
+    }
+}

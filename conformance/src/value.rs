@@ -1,0 +1,372 @@
+//! Typed MMKV values and getter types, shared by workloads, manifests and comparisons.
+//!
+//! Floats are compared by their bit patterns everywhere (`-0.0 != 0.0`), because the
+//! question is always "did the reader return exactly the bytes the official getter did".
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// One getter of the official API, named like the `type` field of a corpus manifest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ValueType {
+    /// `getBool`
+    Bool,
+    /// `getInt32`
+    I32,
+    /// `getUInt32`
+    U32,
+    /// `getInt64`
+    I64,
+    /// `getUInt64`
+    U64,
+    /// `getFloat`
+    F32,
+    /// `getDouble`
+    F64,
+    /// `getString`
+    String,
+    /// `getBytes`
+    Bytes,
+    /// `getVector(std::vector<std::string>)`
+    Strings,
+    /// `getVector(std::vector<int32_t>)` (v1.3.6+)
+    VecI32,
+    /// `getVector(std::vector<uint32_t>)` (v1.3.6+)
+    VecU32,
+    /// `getVector(std::vector<int64_t>)` (v1.3.6+)
+    VecI64,
+    /// `getVector(std::vector<uint64_t>)` (v1.3.6+)
+    VecU64,
+    /// `getVector(std::vector<float>)` (v1.3.6+)
+    VecF32,
+    /// `getVector(std::vector<double>)` (v1.3.6+)
+    VecF64,
+}
+
+impl ValueType {
+    /// Every getter type, scalar ones first.
+    pub const ALL: [ValueType; 16] = [
+        ValueType::Bool,
+        ValueType::I32,
+        ValueType::U32,
+        ValueType::I64,
+        ValueType::U64,
+        ValueType::F32,
+        ValueType::F64,
+        ValueType::String,
+        ValueType::Bytes,
+        ValueType::Strings,
+        ValueType::VecI32,
+        ValueType::VecU32,
+        ValueType::VecI64,
+        ValueType::VecU64,
+        ValueType::VecF32,
+        ValueType::VecF64,
+    ];
+
+    /// The manifest name (`"i32"`, `"strings"`, `"vec_f64"` ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            ValueType::Bool => "bool",
+            ValueType::I32 => "i32",
+            ValueType::U32 => "u32",
+            ValueType::I64 => "i64",
+            ValueType::U64 => "u64",
+            ValueType::F32 => "f32",
+            ValueType::F64 => "f64",
+            ValueType::String => "string",
+            ValueType::Bytes => "bytes",
+            ValueType::Strings => "strings",
+            ValueType::VecI32 => "vec_i32",
+            ValueType::VecU32 => "vec_u32",
+            ValueType::VecI64 => "vec_i64",
+            ValueType::VecU64 => "vec_u64",
+            ValueType::VecF32 => "vec_f32",
+            ValueType::VecF64 => "vec_f64",
+        }
+    }
+
+    /// Parses a manifest name.
+    pub fn from_name(name: &str) -> Option<ValueType> {
+        ValueType::ALL.iter().copied().find(|t| t.name() == name)
+    }
+
+    /// True for the typed vectors that exist only from v1.3.6 (feature `typed_vectors`).
+    pub fn is_typed_vector(self) -> bool {
+        matches!(
+            self,
+            ValueType::VecI32
+                | ValueType::VecU32
+                | ValueType::VecI64
+                | ValueType::VecU64
+                | ValueType::VecF32
+                | ValueType::VecF64
+        )
+    }
+
+    /// True for getters returning a scalar (bool, integers, floats).
+    pub fn is_scalar(self) -> bool {
+        matches!(
+            self,
+            ValueType::Bool
+                | ValueType::I32
+                | ValueType::U32
+                | ValueType::I64
+                | ValueType::U64
+                | ValueType::F32
+                | ValueType::F64
+        )
+    }
+}
+
+impl fmt::Display for ValueType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A typed value as set through (or read back from) the official API.
+///
+/// Serialized (YAML workloads) as `{type: i32, value: -5}`; bytes as lowercase hex.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", content = "value", rename_all = "snake_case")]
+pub enum Value {
+    /// bool
+    Bool(bool),
+    /// int32_t
+    I32(i32),
+    /// uint32_t
+    U32(u32),
+    /// int64_t
+    I64(i64),
+    /// uint64_t
+    U64(u64),
+    /// float
+    F32(f32),
+    /// double
+    F64(f64),
+    /// std::string
+    String(String),
+    /// MMBuffer (raw bytes)
+    Bytes(#[serde(with = "hex_bytes")] Vec<u8>),
+    /// std::vector<std::string>
+    Strings(Vec<String>),
+    /// std::vector<int32_t>
+    VecI32(Vec<i32>),
+    /// std::vector<uint32_t>
+    VecU32(Vec<u32>),
+    /// std::vector<int64_t>
+    VecI64(Vec<i64>),
+    /// std::vector<uint64_t>
+    VecU64(Vec<u64>),
+    /// std::vector<float>
+    VecF32(Vec<f32>),
+    /// std::vector<double>
+    VecF64(Vec<f64>),
+}
+
+impl Value {
+    /// The getter type that reads this value back as written.
+    pub fn value_type(&self) -> ValueType {
+        match self {
+            Value::Bool(_) => ValueType::Bool,
+            Value::I32(_) => ValueType::I32,
+            Value::U32(_) => ValueType::U32,
+            Value::I64(_) => ValueType::I64,
+            Value::U64(_) => ValueType::U64,
+            Value::F32(_) => ValueType::F32,
+            Value::F64(_) => ValueType::F64,
+            Value::String(_) => ValueType::String,
+            Value::Bytes(_) => ValueType::Bytes,
+            Value::Strings(_) => ValueType::Strings,
+            Value::VecI32(_) => ValueType::VecI32,
+            Value::VecU32(_) => ValueType::VecU32,
+            Value::VecI64(_) => ValueType::VecI64,
+            Value::VecU64(_) => ValueType::VecU64,
+            Value::VecF32(_) => ValueType::VecF32,
+            Value::VecF64(_) => ValueType::VecF64,
+        }
+    }
+
+    /// An approximate encoded size in bytes (used to keep generated workloads bounded).
+    pub fn approx_size(&self) -> usize {
+        match self {
+            Value::Bool(_) => 1,
+            Value::I32(_) | Value::U32(_) | Value::F32(_) => 5,
+            Value::I64(_) | Value::U64(_) | Value::F64(_) => 10,
+            Value::String(s) => s.len() + 5,
+            Value::Bytes(b) => b.len() + 5,
+            Value::Strings(v) => v.iter().map(|s| s.len() + 5).sum::<usize>() + 5,
+            Value::VecI32(v) => v.len() * 10 + 5,
+            Value::VecU32(v) => v.len() * 5 + 5,
+            Value::VecI64(v) => v.len() * 10 + 5,
+            Value::VecU64(v) => v.len() * 10 + 5,
+            Value::VecF32(v) => v.len() * 4 + 5,
+            Value::VecF64(v) => v.len() * 8 + 5,
+        }
+    }
+}
+
+impl PartialEq for Value {
+    /// Exact equality; floats compare by bit pattern.
+    fn eq(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::I32(a), Value::I32(b)) => a == b,
+            (Value::U32(a), Value::U32(b)) => a == b,
+            (Value::I64(a), Value::I64(b)) => a == b,
+            (Value::U64(a), Value::U64(b)) => a == b,
+            (Value::F32(a), Value::F32(b)) => a.to_bits() == b.to_bits(),
+            (Value::F64(a), Value::F64(b)) => a.to_bits() == b.to_bits(),
+            (Value::String(a), Value::String(b)) => a == b,
+            (Value::Bytes(a), Value::Bytes(b)) => a == b,
+            (Value::Strings(a), Value::Strings(b)) => a == b,
+            (Value::VecI32(a), Value::VecI32(b)) => a == b,
+            (Value::VecU32(a), Value::VecU32(b)) => a == b,
+            (Value::VecI64(a), Value::VecI64(b)) => a == b,
+            (Value::VecU64(a), Value::VecU64(b)) => a == b,
+            (Value::VecF32(a), Value::VecF32(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+            }
+            (Value::VecF64(a), Value::VecF64(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+            }
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Value {}
+
+/// Shortens long renderings in diffs and progress output.
+fn clip(s: String, max: usize) -> String {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes)", &s[..end], s.len())
+}
+
+impl fmt::Display for Value {
+    /// A compact rendering: `i32(-5)`, `f32(0x80000000 = -0)`, `bytes[3](00ff10)` ...
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let body = match self {
+            Value::Bool(v) => format!("{v}"),
+            Value::I32(v) => format!("{v}"),
+            Value::U32(v) => format!("{v}"),
+            Value::I64(v) => format!("{v}"),
+            Value::U64(v) => format!("{v}"),
+            Value::F32(v) => format!("{:#010x} = {v:e}", v.to_bits()),
+            Value::F64(v) => format!("{:#018x} = {v:e}", v.to_bits()),
+            Value::String(v) => format!("[{}] {v:?}", v.len()),
+            Value::Bytes(v) => format!("[{}] {}", v.len(), hex_bytes::encode(v)),
+            Value::Strings(v) => format!("{v:?}"),
+            Value::VecI32(v) => format!("{v:?}"),
+            Value::VecU32(v) => format!("{v:?}"),
+            Value::VecI64(v) => format!("{v:?}"),
+            Value::VecU64(v) => format!("{v:?}"),
+            Value::VecF32(v) => format!(
+                "{:?}",
+                v.iter()
+                    .map(|x| format!("{:#010x}", x.to_bits()))
+                    .collect::<Vec<_>>()
+            ),
+            Value::VecF64(v) => format!(
+                "{:?}",
+                v.iter()
+                    .map(|x| format!("{:#018x}", x.to_bits()))
+                    .collect::<Vec<_>>()
+            ),
+        };
+        write!(f, "{}({})", self.value_type(), clip(body, 160))
+    }
+}
+
+/// Renders an optional read for diffs: `none` or the value.
+pub fn show(read: &Option<Value>) -> String {
+    match read {
+        None => "none".to_string(),
+        Some(v) => v.to_string(),
+    }
+}
+
+/// Lowercase hex encoding for byte strings (serde `with` module and helpers).
+pub mod hex_bytes {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Lowercase hex of `bytes`.
+    pub fn encode(bytes: &[u8]) -> String {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut out = String::with_capacity(bytes.len() * 2);
+        for b in bytes {
+            out.push(DIGITS[usize::from(b >> 4)] as char);
+            out.push(DIGITS[usize::from(b & 15)] as char);
+        }
+        out
+    }
+
+    /// Decodes hex (either case); `None` on odd length or a non-hex digit.
+    pub fn decode(text: &str) -> Option<Vec<u8>> {
+        let digits = text.as_bytes();
+        if digits.len() & 1 == 1 {
+            return None;
+        }
+        let nibble = |c: u8| -> Option<u8> {
+            match c {
+                b'0'..=b'9' => Some(c - b'0'),
+                b'a'..=b'f' => Some(c - b'a' + 10),
+                b'A'..=b'F' => Some(c - b'A' + 10),
+                _ => None,
+            }
+        };
+        digits
+            .chunks(2)
+            .map(|pair| Some(nibble(pair[0])? << 4 | nibble(pair[1])?))
+            .collect()
+    }
+
+    /// serde serializer: bytes as a hex string.
+    pub fn serialize<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&encode(bytes))
+    }
+
+    /// serde deserializer: a hex string to bytes.
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        decode(&text).ok_or_else(|| serde::de::Error::custom("invalid hex string"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_compare_by_bits() {
+        assert_ne!(Value::F32(0.0), Value::F32(-0.0));
+        assert_eq!(Value::F64(f64::INFINITY), Value::F64(f64::INFINITY));
+        assert_ne!(Value::VecF64(vec![0.0]), Value::VecF64(vec![-0.0]));
+        assert_ne!(Value::I32(1), Value::U32(1));
+    }
+
+    #[test]
+    fn hex_round_trip() {
+        let bytes: Vec<u8> = (0..=255).collect();
+        assert_eq!(hex_bytes::decode(&hex_bytes::encode(&bytes)), Some(bytes));
+        assert_eq!(hex_bytes::decode("0"), None);
+        assert_eq!(hex_bytes::decode("zz"), None);
+    }
+
+    #[test]
+    fn type_names_round_trip() {
+        for t in ValueType::ALL {
+            assert_eq!(ValueType::from_name(t.name()), Some(t));
+        }
+        assert_eq!(ValueType::from_name("i8"), None);
+    }
+}
