@@ -1,0 +1,81 @@
+// C++ half of the mmkv-sys cxx bridge: loads one version's shim library with dlopen and
+// forwards calls through its C function table (shim_api.h).
+#pragma once
+
+#include "rust/cxx.h"
+#include "shim_api.h"
+
+#include <cstdint>
+#include <memory>
+
+namespace mmkv_sys {
+
+class ShimLibrary {
+public:
+    ShimLibrary(void *handle, const mmkv_shim_api_t *api);
+    ShimLibrary(const ShimLibrary &) = delete;
+    ShimLibrary &operator=(const ShimLibrary &) = delete;
+
+    rust::String mmkv_version() const;
+    uint32_t shim_version() const;
+    uint64_t caps() const;
+    void set_error_strategy(bool recover) const;
+
+    size_t open(rust::Slice<const uint8_t> dir, rust::Slice<const uint8_t> id, bool multi,
+                rust::Slice<const uint8_t> key, bool has_key, bool aes256) const;
+    void close(size_t h) const;
+    bool enable_key_expire(size_t h, uint32_t secs) const;
+    bool disable_key_expire(size_t h) const;
+
+    bool set_bool(size_t h, rust::Slice<const uint8_t> key, bool v, bool has_expire, uint32_t expire) const;
+    bool set_i32(size_t h, rust::Slice<const uint8_t> key, int32_t v, bool has_expire, uint32_t expire) const;
+    bool set_u32(size_t h, rust::Slice<const uint8_t> key, uint32_t v, bool has_expire, uint32_t expire) const;
+    bool set_i64(size_t h, rust::Slice<const uint8_t> key, int64_t v, bool has_expire, uint32_t expire) const;
+    bool set_u64(size_t h, rust::Slice<const uint8_t> key, uint64_t v, bool has_expire, uint32_t expire) const;
+    bool set_f32(size_t h, rust::Slice<const uint8_t> key, float v, bool has_expire, uint32_t expire) const;
+    bool set_f64(size_t h, rust::Slice<const uint8_t> key, double v, bool has_expire, uint32_t expire) const;
+    bool set_string(size_t h, rust::Slice<const uint8_t> key, rust::Slice<const uint8_t> v, bool has_expire,
+                    uint32_t expire) const;
+    bool set_bytes(size_t h, rust::Slice<const uint8_t> key, rust::Slice<const uint8_t> v, bool has_expire,
+                   uint32_t expire) const;
+    bool set_string_vec(size_t h, rust::Slice<const uint8_t> key, rust::Slice<const uint8_t> data,
+                        rust::Slice<const size_t> offsets, bool has_expire, uint32_t expire) const;
+    bool set_vec(size_t h, rust::Slice<const uint8_t> key, int32_t kind, rust::Slice<const uint8_t> raw, size_t count,
+                 bool has_expire, uint32_t expire) const;
+
+    bool get_bool(size_t h, rust::Slice<const uint8_t> key, bool &out) const;
+    bool get_i32(size_t h, rust::Slice<const uint8_t> key, int32_t &out) const;
+    bool get_u32(size_t h, rust::Slice<const uint8_t> key, uint32_t &out) const;
+    bool get_i64(size_t h, rust::Slice<const uint8_t> key, int64_t &out) const;
+    bool get_u64(size_t h, rust::Slice<const uint8_t> key, uint64_t &out) const;
+    bool get_f32(size_t h, rust::Slice<const uint8_t> key, float &out) const;
+    bool get_f64(size_t h, rust::Slice<const uint8_t> key, double &out) const;
+    bool get_string(size_t h, rust::Slice<const uint8_t> key, rust::Vec<uint8_t> &out) const;
+    bool get_bytes(size_t h, rust::Slice<const uint8_t> key, rust::Vec<uint8_t> &out) const;
+    bool get_string_vec(size_t h, rust::Slice<const uint8_t> key, rust::Vec<uint8_t> &data,
+                        rust::Vec<size_t> &lens) const;
+    bool get_vec(size_t h, rust::Slice<const uint8_t> key, int32_t kind, rust::Vec<uint8_t> &raw) const;
+
+    int32_t remove(size_t h, rust::Slice<const uint8_t> key) const;
+    void clear_all(size_t h, bool keep_space) const;
+    void trim(size_t h) const;
+    void sync(size_t h, bool synchronous) const;
+    void clear_memory_cache(size_t h) const;
+    void all_keys(size_t h, bool filter_expire, rust::Vec<uint8_t> &data, rust::Vec<size_t> &lens) const;
+    uint64_t count(size_t h, bool filter_expire) const;
+    bool contains(size_t h, rust::Slice<const uint8_t> key) const;
+    uint64_t total_size(size_t h) const;
+    uint64_t actual_size(size_t h) const;
+    uint64_t value_size(size_t h, rust::Slice<const uint8_t> key, bool actual) const;
+    bool rekey(size_t h, rust::Slice<const uint8_t> key, bool aes256) const;
+
+private:
+    void check(int rc, const char *what) const;
+    void *m_handle;
+    const mmkv_shim_api_t *m_api;
+};
+
+// dlopen(path, RTLD_NOW | RTLD_LOCAL) and fetch the shim's table; throws on failure.
+std::unique_ptr<ShimLibrary> load_shim(rust::Str path);
+
+} // namespace mmkv_sys

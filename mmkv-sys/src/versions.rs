@@ -1,0 +1,225 @@
+//! The parsed `versions.yaml` (repository root): every official MMKV tag the project knows,
+//! what it brings, and where its Core sources come from.
+//!
+//! This file is also compiled into `build.rs` (via `#[path]`), so it depends only on `serde`,
+//! `serde_norway` and `thiserror`.
+
+use serde::Deserialize;
+use std::path::Path;
+
+/// Every feature name used in `versions.yaml`, with a one-line meaning (the file's header
+/// documents them in more detail).
+pub const KNOWN_FEATURES: &[(&str, &str)] = &[
+    ("meta_actual_size", "meta file version 3+: actual size and CRC of the last confirmed write"),
+    ("has_value_flag", "C++ getters take a hasValue out-param (v1.2.13+)"),
+    ("key_expire", "per-key expiration and enableAutoKeyExpire (v1.3.0+)"),
+    ("meta_flags", "meta file version 4 with a flags field (v1.3.0+)"),
+    ("count_filter_expire", "count(filterExpire) / allKeys(filterExpire) (v1.3.1+)"),
+    ("clear_all_keep_space", "clearAll(keepSpace) (v1.3.2+)"),
+    ("empty_string_expire", "set(\"\", key, expireDuration) is accepted (v1.3.6+)"),
+    ("typed_vectors", "set/getVector of std::vector<T> for primitive T (v1.3.6+)"),
+    ("string_view_keys", "keys are std::string_view in the C++ API (v1.3.6+)"),
+    ("random_item_size_holder", "the item-size holder is a random value (v1.3.9+)"),
+    ("remove_returns_bool", "removeValueForKey returns bool (v2.0.0+)"),
+    ("const_crypt_key", "mmkvWithID takes a const crypt key pointer (v1.3.14, v2.1.0+)"),
+    ("aes256", "AES-256 keys next to AES-128 (v2.3.0+)"),
+    ("mmkv_config", "MMKVConfig all-in-one open parameters (v2.4.0+)"),
+    ("zero_header_size", "the data file's old-style actual size is always 0 (v2.4.0+)"),
+];
+
+/// Errors reading `versions.yaml`.
+#[derive(Debug, thiserror::Error)]
+pub enum VersionsError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The YAML does not match the schema.
+    #[error("invalid versions.yaml: {0}")]
+    Yaml(#[from] serde_norway::Error),
+    /// A semantic problem (bad tag name, duplicate tag, bad source).
+    #[error("invalid versions.yaml: {0}")]
+    Invalid(String),
+}
+
+/// The whole file.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct VersionsFile {
+    /// The entries, oldest tag first.
+    pub versions: Vec<VersionEntry>,
+}
+
+/// One upstream tag.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct VersionEntry {
+    /// Upstream tag name, e.g. `v2.0.0`.
+    pub tag: String,
+    /// What the tag brings or has (see [`KNOWN_FEATURES`]).
+    #[serde(default)]
+    pub features: Vec<String>,
+    /// Where the official Core sources come from.
+    pub source: Source,
+    /// Per-version build extras.
+    #[serde(default)]
+    pub build: Option<BuildExtras>,
+    /// Free-text note (e.g. sources not byte-identical to the tag).
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// Where a tag's Core sources come from.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(try_from = "SourceRepr")]
+pub enum Source {
+    /// No reachable registry ships it: covered by golden corpora only (or by an override).
+    None,
+    /// An npm package that embeds `MMKV/Core`.
+    Npm(NpmSource),
+}
+
+/// A pinned npm package embedding MMKV's Core.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NpmSource {
+    /// Package name.
+    pub package: String,
+    /// Exact package version.
+    pub version: String,
+    /// The registry's `dist.integrity` (`sha512-<base64>`) of the package tarball.
+    pub integrity: String,
+    /// Folder inside the tarball holding Core (e.g. `package/MMKV/Core`).
+    pub path: String,
+}
+
+/// Per-version build extras.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BuildExtras {
+    /// Extra C++ compiler flags for the Core build and the shim.
+    #[serde(default)]
+    pub cxxflags: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum SourceRepr {
+    Word(String),
+    Map {
+        npm: NpmSource,
+    },
+}
+
+impl TryFrom<SourceRepr> for Source {
+    type Error = String;
+
+    fn try_from(repr: SourceRepr) -> Result<Self, String> {
+        match repr {
+            SourceRepr::Word(w) if w == "none" => Ok(Source::None),
+            SourceRepr::Word(w) => Err(format!("unknown source `{w}` (expected `none` or `npm: {{...}}`)")),
+            SourceRepr::Map { npm } => Ok(Source::Npm(npm)),
+        }
+    }
+}
+
+impl VersionsFile {
+    /// The entry for `tag`, if any.
+    pub fn get(&self, tag: &str) -> Option<&VersionEntry> {
+        self.versions.iter().find(|v| v.tag == tag)
+    }
+
+    /// Tags whose sources are reachable (`source: npm`), in file order.
+    pub fn reachable(&self) -> impl Iterator<Item = &VersionEntry> {
+        self.versions.iter().filter(|v| v.is_reachable())
+    }
+}
+
+impl VersionEntry {
+    /// Whether the entry lists `feature`.
+    pub fn has_feature(&self, feature: &str) -> bool {
+        self.features.iter().any(|f| f == feature)
+    }
+
+    /// Whether a registry ships this tag's sources.
+    pub fn is_reachable(&self) -> bool {
+        matches!(self.source, Source::Npm(_))
+    }
+
+    /// Extra C++ flags (empty when none).
+    pub fn cxxflags(&self) -> &[String] {
+        self.build.as_ref().map(|b| b.cxxflags.as_slice()).unwrap_or(&[])
+    }
+}
+
+/// Parses the text of a `versions.yaml` and checks it (tag names, unique tags, npm fields).
+pub fn parse_versions(text: &str) -> Result<VersionsFile, VersionsError> {
+    let file: VersionsFile = serde_norway::from_str(text)?;
+    let mut seen = std::collections::HashSet::new();
+    for entry in &file.versions {
+        if tag_number(&entry.tag).is_none() {
+            return Err(VersionsError::Invalid(format!("bad tag name `{}` (expected vMAJOR.MINOR.PATCH)", entry.tag)));
+        }
+        if !seen.insert(entry.tag.as_str()) {
+            return Err(VersionsError::Invalid(format!("duplicate tag `{}`", entry.tag)));
+        }
+        if let Source::Npm(npm) = &entry.source {
+            if !npm.integrity.starts_with("sha512-") {
+                return Err(VersionsError::Invalid(format!("{}: integrity must be `sha512-<base64>`", entry.tag)));
+            }
+            if npm.package.is_empty() || npm.version.is_empty() || npm.path.is_empty() {
+                return Err(VersionsError::Invalid(format!("{}: empty npm package, version or path", entry.tag)));
+            }
+        }
+    }
+    Ok(file)
+}
+
+/// Reads and parses a `versions.yaml` file.
+pub fn load_versions(path: &Path) -> Result<VersionsFile, VersionsError> {
+    let text = std::fs::read_to_string(path).map_err(|source| VersionsError::Io { path: path.display().to_string(), source })?;
+    parse_versions(&text)
+}
+
+/// `vMAJOR.MINOR.PATCH` (an optional `-suffix` is ignored) as `MAJOR*10000 + MINOR*100 + PATCH`,
+/// the number the shim is compiled with (`MMKV_SHIM_VERSION`).
+pub fn tag_number(tag: &str) -> Option<u32> {
+    let rest = tag.strip_prefix('v')?;
+    let core = rest.split(['-', '+']).next()?;
+    let mut parts = core.split('.');
+    let mut n = 0u32;
+    for scale in [10000u32, 100, 1] {
+        let part: u32 = parts.next()?.parse().ok()?;
+        if part >= 100 {
+            return None;
+        }
+        n += part * scale;
+    }
+    if parts.next().is_some() {
+        return None;
+    }
+    Some(n)
+}
+
+/// The name of the override variable for `tag`: `MMKV_CORE_` + the tag uppercased with every
+/// character that is not a letter or digit replaced by `_` (`v2.0.0` -> `MMKV_CORE_V2_0_0`).
+pub fn override_var(tag: &str) -> String {
+    let mut s = String::from("MMKV_CORE_");
+    s.extend(tag.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }));
+    s
+}
+
+/// The repository's `versions.yaml` as compiled into this crate.
+///
+/// # Panics
+/// Never at run time for a built crate: build.rs refuses to build with an invalid file.
+pub fn embedded() -> &'static VersionsFile {
+    static FILE: std::sync::OnceLock<VersionsFile> = std::sync::OnceLock::new();
+    FILE.get_or_init(|| {
+        parse_versions(include_str!("../../versions.yaml")).expect("versions.yaml was validated by build.rs")
+    })
+}
