@@ -1,0 +1,229 @@
+//! Command-line structure (clap derive).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::analysis::CryptOpts;
+use crate::error::{Error, Result};
+use crate::infer::ValueType;
+use crate::util::parse_hex;
+
+/// `mmkv`: read-only inspection of Tencent MMKV stores (data file + `.crc` meta file).
+///
+/// Never writes to a store. Exit status 0 on success, 1 on any error (message on stderr).
+#[derive(Debug, Parser)]
+#[command(name = "mmkv", version, about, long_about = None)]
+pub struct Cli {
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the live entries (or, with --history, every record) of a store.
+    Dump(DumpArgs),
+    /// Print one value decoded as a type.
+    Get(GetArgs),
+    /// Print the meta file's fields.
+    Meta(MetaArgs),
+    /// Follow a store that a writer is changing: one JSON line per observed change.
+    Watch(WatchArgs),
+    /// Find every store below a directory and summarise each.
+    Scan(ScanArgs),
+}
+
+/// Decryption options shared by the commands that read values.
+#[derive(Debug, Clone, Default, Args)]
+pub struct CryptArgs {
+    /// Crypt key as text (its UTF-8 bytes).
+    #[arg(long, value_name = "STR", conflicts_with = "crypt_key_hex")]
+    pub crypt_key: Option<String>,
+    /// Crypt key as hex (for keys with bytes >= 0x80, e.g. Java byte arrays).
+    #[arg(long, value_name = "HEX")]
+    pub crypt_key_hex: Option<String>,
+    /// The store uses AES-256 (MMKV v2.3.0+); the key is zero-padded/truncated to 32 bytes.
+    #[arg(long)]
+    pub aes256: bool,
+}
+
+impl CryptArgs {
+    /// The key bytes and AES flag.
+    pub fn to_opts(&self) -> Result<CryptOpts> {
+        let key = match (&self.crypt_key, &self.crypt_key_hex) {
+            (Some(s), _) => Some(s.as_bytes().to_vec()),
+            (None, Some(h)) => Some(
+                parse_hex(h).map_err(|e| Error::BadArgument(format!("--crypt-key-hex: {e}")))?,
+            ),
+            (None, None) => None,
+        };
+        if key.as_ref().is_some_and(|k| k.is_empty()) {
+            return Err(Error::BadArgument(
+                "the crypt key is empty (MMKV treats an empty key as no encryption: omit it)"
+                    .into(),
+            ));
+        }
+        if self.aes256 && key.is_none() {
+            return Err(Error::BadArgument(
+                "--aes256 needs --crypt-key or --crypt-key-hex".into(),
+            ));
+        }
+        Ok(CryptOpts {
+            key,
+            aes256: self.aes256,
+        })
+    }
+}
+
+/// `mmkv dump`.
+#[derive(Debug, Args)]
+pub struct DumpArgs {
+    /// Decryption options.
+    #[command(flatten)]
+    pub crypt: CryptArgs,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Every record in file order with its status (live, superseded, removed, expired).
+    #[arg(long)]
+    pub history: bool,
+    /// With --history: also report records carved from the bytes after the data region (stale).
+    #[arg(long, requires = "history")]
+    pub carve: bool,
+    /// Pin a key's type for display: KEY=TYPE (repeatable). Types: bool i32 u32 i64 u64 f32 f64
+    /// string bytes strings vec_i32 vec_u32 vec_i64 vec_u64 vec_f32 vec_f64 raw.
+    #[arg(long = "type", value_name = "KEY=TYPE")]
+    pub types: Vec<String>,
+    /// Evaluate key expiration at this time (epoch seconds) instead of now.
+    #[arg(long, value_name = "EPOCH_SECS")]
+    pub now: Option<u32>,
+    /// The data file (its meta is PATH.crc).
+    pub path: PathBuf,
+}
+
+/// `mmkv get`.
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    /// The data file (its meta is PATH.crc).
+    pub path: PathBuf,
+    /// The key (text; with --key-hex, hex).
+    pub key: String,
+    /// The type to decode the value as (official getter semantics).
+    #[arg(long = "type", value_name = "TYPE")]
+    pub ty: ValueType,
+    /// KEY is given as hex.
+    #[arg(long)]
+    pub key_hex: bool,
+    /// Print {"key", "key_hex", "type", "value", "expire_at"} as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Evaluate key expiration at this time (epoch seconds) instead of now.
+    #[arg(long, value_name = "EPOCH_SECS")]
+    pub now: Option<u32>,
+    /// Decryption options.
+    #[command(flatten)]
+    pub crypt: CryptArgs,
+}
+
+/// `mmkv meta`.
+#[derive(Debug, Args)]
+pub struct MetaArgs {
+    /// The data file (its meta is PATH.crc), or the `.crc` file itself.
+    pub path: PathBuf,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `mmkv watch`.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Decryption options.
+    #[command(flatten)]
+    pub crypt: CryptArgs,
+    /// Polling interval in milliseconds.
+    #[arg(long, default_value_t = 200, value_name = "N")]
+    pub interval_ms: u64,
+    /// Stop after this many milliseconds (default: until Ctrl-C or SIGTERM).
+    #[arg(long, value_name = "N")]
+    pub duration_ms: Option<u64>,
+    /// The data file (its meta is PATH.crc).
+    pub path: PathBuf,
+}
+
+/// `mmkv scan`.
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also try this key on stores that look encrypted (the row then reports their counts).
+    #[command(flatten)]
+    pub crypt: CryptArgs,
+    /// The directory to walk (symbolic links are not followed).
+    pub dir: PathBuf,
+}
+
+/// Parses `--type KEY=TYPE` pins (the key is text; `hex:ABCD=TYPE` gives it as hex).
+pub fn parse_pins(pins: &[String]) -> Result<Vec<(Vec<u8>, ValueType)>> {
+    pins.iter()
+        .map(|p| {
+            let (k, t) = p
+                .rsplit_once('=')
+                .ok_or_else(|| Error::BadArgument(format!("--type {p:?}: expected KEY=TYPE")))?;
+            let ty: ValueType = t
+                .parse()
+                .map_err(|e| Error::BadArgument(format!("--type {p:?}: {e}")))?;
+            let key = match k.strip_prefix("hex:") {
+                Some(h) => {
+                    parse_hex(h).map_err(|e| Error::BadArgument(format!("--type {p:?}: {e}")))?
+                }
+                None => k.as_bytes().to_vec(),
+            };
+            Ok((key, ty))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn pins() {
+        let p = parse_pins(&["a=b=i32".into(), "hex:6b31=string".into()]).unwrap();
+        assert_eq!(p[0], (b"a=b".to_vec(), ValueType::I32));
+        assert_eq!(p[1], (b"k1".to_vec(), ValueType::String));
+        assert!(parse_pins(&["nokey".into()]).is_err());
+        assert!(parse_pins(&["k=nosuchtype".into()]).is_err());
+    }
+
+    #[test]
+    fn crypt_args() {
+        let a = CryptArgs {
+            crypt_key: None,
+            crypt_key_hex: Some("ff00".into()),
+            aes256: true,
+        };
+        assert_eq!(
+            a.to_opts().unwrap(),
+            CryptOpts {
+                key: Some(vec![0xff, 0]),
+                aes256: true
+            }
+        );
+        let b = CryptArgs {
+            aes256: true,
+            ..CryptArgs::default()
+        };
+        assert!(b.to_opts().is_err());
+    }
+}
