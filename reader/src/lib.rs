@@ -1,6 +1,62 @@
-//! mmkv-reader: a pure-Rust, read-only reader for Tencent MMKV files.
+//! A pure-Rust, read-only reader for [Tencent MMKV](https://github.com/Tencent/MMKV) stores,
+//! returning exactly what the official C++ getters return.
+//!
+//! Every on-disk format written by MMKV v1.1.0 to v2.4.2 is supported: meta versions 1–4
+//! (the actual size from the data-file header before version 3, from the meta file after;
+//! from v2.4.0 the header is 0), item-size holders of 1–5 bytes (random from v2.0.0),
+//! AES-128 / AES-256 CFB encryption of the whole data region, and key expiration.
+//!
+//! # High level: [`Store`] and [`Snapshot`]
+//!
+//! [`Store::open`] loads a store (data file `PATH`, meta file `PATH.crc`) into an immutable
+//! snapshot. Each read first compares the meta file's crc digest, actual size and sequence
+//! (kept memory-mapped) with the snapshot's: unchanged, the read is a lock-free hash lookup;
+//! changed, the store reloads under a shared `flock` on the meta file (the lock the official
+//! multi-process writer takes exclusively), verifies the CRC and swaps the snapshot. When the
+//! writer only appended, just the appended bytes are read and parsed. A failed reload keeps
+//! the previous snapshot serving ([`Store::last_reload_error`], [`Store::refresh`]).
+//!
+//! The data file is never memory-mapped (it is read with `pread` into owned memory), so a
+//! writer truncating it (`trim`, `clearAll`) cannot crash the reader, and the reader never
+//! writes to any file.
+//!
+//! ```
+//! use mmkv_reader::{Options, Store};
+//!
+//! # fn main() -> mmkv_reader::Result<()> {
+//! let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/v2.4.2");
+//! let store = Store::open(dir.join("aes128"), Options::new().crypt_key("mmkv-conformance"))?;
+//!
+//! // copy getters (check-on-read each time)
+//! let n = store.len();
+//! assert!(n > 0);
+//! assert_eq!(store.get_i32("no such key"), None);
+//!
+//! // zero-copy views borrow from a snapshot handle, which never changes under them
+//! let snap = store.snapshot();
+//! for key in snap.keys() {
+//!     let _payload: &[u8] = snap.raw_value(key).unwrap();
+//! }
+//! assert_eq!(snap.len(), n);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Getter semantics
+//!
+//! MMKV records no value types: a getter decodes the stored bytes as its type, exactly as
+//! the official getter does (see [`decode`]); `None` is "the official getter returns its
+//! default with `hasValue == false`". For example `get_i32` on a value written as `i64`
+//! keeps the low 32 bits, `get_string` on a small integer is `None` (length past the end),
+//! `get_string_vec` on an integer is an empty vector.
+//!
+//! # Low level
+//!
+//! [`meta`], [`varint`], [`crypto`], [`records`], [`decode`] and [`raw`] expose the format
+//! pieces for tools (an inspector, fuzzers, differential tests).
 #![deny(missing_docs)]
 
+pub mod clock;
 pub mod crypto;
 pub mod decode;
 mod error;
@@ -9,14 +65,24 @@ mod load;
 pub mod meta;
 pub mod raw;
 pub mod records;
-pub mod varint;
-
-pub use error::{Error, Result};
-pub use load::RegionSource;
-pub mod clock;
 mod snapshot;
 mod store;
+pub mod varint;
 
 pub use clock::{Clock, FixedClock, ManualClock, SystemClock};
+pub use error::{Error, Result};
+pub use load::RegionSource;
 pub use snapshot::{KeyHasher, Snapshot};
 pub use store::{Options, ReloadKind, ReloadStats, Store};
+
+#[cfg(test)]
+mod send_sync {
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn store_and_snapshot_are_send_sync() {
+        assert_send_sync::<crate::Store>();
+        assert_send_sync::<crate::Snapshot>();
+        assert_send_sync::<crate::Error>();
+    }
+}
