@@ -139,3 +139,74 @@ fn readers_see_only_written_states() {
     assert!(st.full >= 1 && st.partial >= 1, "{st:?}");
     assert!(reads.load(Ordering::Relaxed) > 100);
 }
+
+/// A writer that truncates and regrows the data file in a loop (without taking the lock, the
+/// worst case) while readers reload: no crash (the data file is never mapped), every failed
+/// reload is a typed error, and every successful read returns a state that was written: the
+/// current one, or the meta's last-confirmed one (which the official loader also falls back
+/// to when the file is too short for the actual size but long enough for the last-confirmed
+/// size).
+#[test]
+fn shrinking_data_file_never_crashes_readers() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy_store(dir.path(), "v2.4.2", "plain", "s");
+    let full = std::fs::read(&p).unwrap();
+    let want = state_of(&p);
+    let lc = copy_store(dir.path(), "v2.4.2", "plain", "lc");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&lc)
+        .unwrap()
+        .set_len(20_000)
+        .unwrap();
+    let confirmed = state_of(&lc);
+    assert_ne!(confirmed.len(), want.len());
+    let states = Arc::new(vec![want.clone(), confirmed]);
+    let store = Arc::new(Store::open(&p, opts()).unwrap());
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut readers = Vec::new();
+    for _ in 0..3 {
+        let (store, stop, states) = (store.clone(), stop.clone(), states.clone());
+        readers.push(std::thread::spawn(move || {
+            let mut errors = 0usize;
+            while !stop.load(Ordering::Relaxed) {
+                if let Err(e) = store.refresh() {
+                    assert!(
+                        matches!(
+                            e,
+                            mmkv_reader::Error::ActualSizeBeyondFile { .. }
+                                | mmkv_reader::Error::Truncated { .. }
+                                | mmkv_reader::Error::CrcMismatch { .. }
+                                | mmkv_reader::Error::DataTooShort { .. }
+                        ),
+                        "{e:?}"
+                    );
+                    errors += 1;
+                }
+                let snap = store.snapshot();
+                let state = states
+                    .iter()
+                    .find(|s| s.len() == snap.len())
+                    .expect("a written state");
+                for (k, v) in state {
+                    assert_eq!(snap.raw_value(k), Some(&v[..]));
+                }
+            }
+            errors
+        }));
+    }
+    let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+    let c = crc_path(&p);
+    for i in 0..300u32 {
+        f.set_len([0u64, 3, 100, 20_000][i as usize % 4]).unwrap();
+        set_u32(&c, 8, 1000 + 2 * i);
+        std::thread::yield_now();
+        write_in_place(&p, 0, &full);
+        set_u32(&c, 8, 1001 + 2 * i);
+    }
+    stop.store(true, Ordering::Relaxed);
+    let errors: usize = readers.into_iter().map(|r| r.join().unwrap()).sum();
+    store.refresh().unwrap();
+    assert_eq!(store.snapshot().len(), want.len());
+    eprintln!("typed reload errors while shrinking: {errors}");
+}
