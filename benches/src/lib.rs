@@ -1,1 +1,16 @@
-//! benches (under construction).
+//! Benchmarks of the official MMKV library against `mmkv-reader`, and the `speedup-table` tool.
+//!
+//! The criterion benches live in `benches/benches/` (`cargo bench` at the workspace root runs
+//! them all); this library holds what they share with the table tool:
+//!
+//! - [`ids`]: the criterion group and function names, so the tool finds every estimate;
+//! - [`paths`]: where criterion writes its results (and where the benches put extra JSON files);
+//! - [`memory`]: a counting global allocator and the memory report the `open` bench writes;
+//! - [`table`]: reading criterion's estimates, computing the ratios and rendering the Markdown
+//!   table, and replacing it between marker comments in the README.
+#![deny(missing_docs)]
+
+pub mod ids;
+pub mod memory;
+pub mod paths;
+pub mod table;

@@ -1,0 +1,751 @@
+//! The speedup table: criterion estimates in, Markdown out.
+//!
+//! [`collect`] reads every estimate named in [`crate::ids`] (plus the memory and fixture JSON
+//! files the benches write) from a criterion directory, [`render`] turns the [`Report`] into
+//! Markdown, and [`replace_between`] swaps it into a document between [`BEGIN_MARKER`] and
+//! [`END_MARKER`].
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::ids;
+use crate::memory::{FixtureInfo, MemoryReport};
+
+/// Marker comment opening the generated section of the README.
+pub const BEGIN_MARKER: &str = "<!-- speedup-table:begin -->";
+/// Marker comment closing the generated section of the README.
+pub const END_MARKER: &str = "<!-- speedup-table:end -->";
+
+/// Errors of the table tool.
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    /// A file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A file is not the JSON expected.
+    #[error("{path}: {message}")]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// The document lacks the markers, or they are out of order or repeated.
+    #[error("markers: {0}")]
+    Markers(String),
+}
+
+/// Which of criterion's point estimates to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Stat {
+    /// The median of the sample times (robust on a shared machine).
+    #[default]
+    Median,
+    /// The mean of the sample times.
+    Mean,
+}
+
+impl Stat {
+    /// The key in `estimates.json`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Stat::Median => "median",
+            Stat::Mean => "mean",
+        }
+    }
+}
+
+impl std::str::FromStr for Stat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Stat, String> {
+        match s {
+            "median" => Ok(Stat::Median),
+            "mean" => Ok(Stat::Mean),
+            other => Err(format!("unknown statistic {other:?} (median or mean)")),
+        }
+    }
+}
+
+/// The point estimate (nanoseconds) of `stat` in a criterion `estimates.json` text.
+pub fn parse_estimate(text: &str, stat: Stat) -> Result<f64, String> {
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let pe = v
+        .get(stat.key())
+        .and_then(|s| s.get("point_estimate"))
+        .ok_or_else(|| format!("no {}.point_estimate", stat.key()))?;
+    let x = pe
+        .as_f64()
+        .ok_or_else(|| format!("{}.point_estimate is not a number", stat.key()))?;
+    if x.is_finite() && x >= 0.0 {
+        Ok(x)
+    } else {
+        Err(format!("{}.point_estimate is {x}", stat.key()))
+    }
+}
+
+/// The estimate of `group/function` in criterion directory `dir`: `Ok(None)` when that
+/// benchmark has no saved estimate, an error when the file exists but cannot be parsed.
+pub fn estimate(
+    dir: &Path,
+    group: &str,
+    function: &str,
+    stat: Stat,
+) -> Result<Option<f64>, TableError> {
+    let path = dir
+        .join(group)
+        .join(function)
+        .join("new")
+        .join("estimates.json");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(TableError::Io { path, source }),
+    };
+    parse_estimate(&text, stat)
+        .map(Some)
+        .map_err(|message| TableError::Format { path, message })
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: PathBuf) -> Result<Option<T>, TableError> {
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(TableError::Io { path, source }),
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| TableError::Format {
+            path,
+            message: e.to_string(),
+        })
+}
+
+fn ratio(num: Option<f64>, den: Option<f64>) -> Option<f64> {
+    match (num, den) {
+        (Some(n), Some(d)) if d > 0.0 => Some(n / d),
+        _ => None,
+    }
+}
+
+/// One read operation: nanoseconds per call of each implementation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GetRow {
+    /// Criterion group name.
+    pub group: String,
+    /// Row label.
+    pub label: String,
+    /// Official library, single-process mode.
+    pub official_single: Option<f64>,
+    /// Official library, MULTI_PROCESS mode.
+    pub official_multi: Option<f64>,
+    /// mmkv-reader.
+    pub reader: Option<f64>,
+    /// Bare `HashMap` lookup.
+    pub floor: Option<f64>,
+}
+
+impl GetRow {
+    /// How many times faster the reader is than the official single-process getter.
+    pub fn speedup_single(&self) -> Option<f64> {
+        ratio(self.official_single, self.reader)
+    }
+    /// How many times faster the reader is than the official MULTI_PROCESS getter.
+    pub fn speedup_multi(&self) -> Option<f64> {
+        ratio(self.official_multi, self.reader)
+    }
+    /// Reader time over floor time (1.0 = as fast as a bare hash map).
+    pub fn reader_over_floor(&self) -> Option<f64> {
+        ratio(self.reader, self.floor)
+    }
+}
+
+/// Open + parse of the large store (nanoseconds).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct OpenRow {
+    /// Official open + first access.
+    pub official: Option<f64>,
+    /// `Store::open`.
+    pub reader: Option<f64>,
+}
+
+impl OpenRow {
+    /// How many times faster the reader opens.
+    pub fn speedup(&self) -> Option<f64> {
+        ratio(self.official, self.reader)
+    }
+}
+
+/// Reader reload cost of one store for each appended size (nanoseconds).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReloadRow {
+    /// The store (see [`ids::ReloadStore`]).
+    pub store: ids::ReloadStore,
+    /// One estimate per entry of [`ids::RELOAD_APPENDS`].
+    pub by_append: Vec<Option<f64>>,
+}
+
+/// Everything the table shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// The statistic used.
+    pub stat: Stat,
+    /// Read rows, in [`ids::GET_GROUPS`] order.
+    pub gets: Vec<GetRow>,
+    /// The open row.
+    pub open: OpenRow,
+    /// Reload rows, in [`ids::RELOAD_STORES`] order.
+    pub reloads: Vec<ReloadRow>,
+    /// The memory figures, if the open bench wrote them.
+    pub memory: Option<MemoryReport>,
+    /// Fixture descriptions by bench name (`gets`, `open`, `reload`).
+    pub fixtures: BTreeMap<String, FixtureInfo>,
+}
+
+impl Report {
+    /// The read row of a group.
+    pub fn get(&self, group: &str) -> Option<&GetRow> {
+        self.gets.iter().find(|r| r.group == group)
+    }
+
+    /// Number of estimates found (0 means the directory holds no run of these benches).
+    pub fn estimates_found(&self) -> usize {
+        let gets: usize = self
+            .gets
+            .iter()
+            .map(|r| {
+                [r.official_single, r.official_multi, r.reader, r.floor]
+                    .iter()
+                    .filter(|x| x.is_some())
+                    .count()
+            })
+            .sum();
+        let open = [self.open.official, self.open.reader]
+            .iter()
+            .filter(|x| x.is_some())
+            .count();
+        let reload: usize = self
+            .reloads
+            .iter()
+            .map(|r| r.by_append.iter().filter(|x| x.is_some()).count())
+            .sum();
+        gets + open + reload
+    }
+
+    /// The targets of the benchmark issue, evaluated on this report.
+    pub fn targets(&self) -> Vec<Target> {
+        let i32_row = self.get(ids::GET_I32.group);
+        let zc_row = self.get(ids::GET_BYTES_ZERO_COPY.group);
+        vec![
+            Target::at_least(
+                "reader get_i32 vs official single-process",
+                i32_row.and_then(GetRow::speedup_single),
+                5.0,
+                "×",
+            ),
+            Target::at_least(
+                "reader get_i32 vs official MULTI_PROCESS",
+                i32_row.and_then(GetRow::speedup_multi),
+                100.0,
+                "×",
+            ),
+            Target::at_most(
+                "reader get_i32 / floor",
+                i32_row.and_then(GetRow::reader_over_floor),
+                1.3,
+                "",
+            ),
+            Target::at_most(
+                "reader zero-copy 4 KB get_bytes / reader get_i32",
+                ratio(
+                    zc_row.and_then(|r| r.reader),
+                    i32_row.and_then(|r| r.reader),
+                ),
+                1.1,
+                "",
+            ),
+            Target::at_least("open vs official load", self.open.speedup(), 1.5, "×"),
+        ]
+    }
+}
+
+/// One target: a measured ratio against a bound.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    /// What is compared.
+    pub name: String,
+    /// The measured ratio.
+    pub value: Option<f64>,
+    /// The bound.
+    pub bound: f64,
+    /// `true`: value >= bound is required; `false`: value <= bound.
+    pub at_least: bool,
+    /// Unit suffix for display (`×` or empty).
+    pub unit: &'static str,
+}
+
+impl Target {
+    fn at_least(name: &str, value: Option<f64>, bound: f64, unit: &'static str) -> Target {
+        Target {
+            name: name.into(),
+            value,
+            bound,
+            at_least: true,
+            unit,
+        }
+    }
+    fn at_most(name: &str, value: Option<f64>, bound: f64, unit: &'static str) -> Target {
+        Target {
+            name: name.into(),
+            value,
+            bound,
+            at_least: false,
+            unit,
+        }
+    }
+    /// Whether the target is met (`None` when not measured).
+    pub fn met(&self) -> Option<bool> {
+        self.value.map(|v| {
+            if self.at_least {
+                v >= self.bound
+            } else {
+                v <= self.bound
+            }
+        })
+    }
+}
+
+/// Reads every estimate and side file the table needs from criterion directory `dir`.
+pub fn collect(dir: &Path, stat: Stat) -> Result<Report, TableError> {
+    let mut gets = Vec::new();
+    for g in ids::GET_GROUPS {
+        let e = |f: &str| estimate(dir, g.group, f, stat);
+        gets.push(GetRow {
+            group: g.group.into(),
+            label: g.label.into(),
+            official_single: e(ids::OFFICIAL_SINGLE)?,
+            official_multi: e(ids::OFFICIAL_MULTI)?,
+            reader: e(ids::READER)?,
+            floor: e(ids::FLOOR)?,
+        });
+    }
+    let open = OpenRow {
+        official: estimate(dir, ids::OPEN_GROUP, ids::OPEN_OFFICIAL, stat)?,
+        reader: estimate(dir, ids::OPEN_GROUP, ids::OPEN_READER, stat)?,
+    };
+    let mut reloads = Vec::new();
+    for s in ids::RELOAD_STORES {
+        let mut by_append = Vec::new();
+        for (a, _) in ids::RELOAD_APPENDS {
+            by_append.push(estimate(
+                dir,
+                ids::RELOAD_GROUP,
+                &ids::reload_function(s.name, a),
+                stat,
+            )?);
+        }
+        reloads.push(ReloadRow {
+            store: s,
+            by_append,
+        });
+    }
+    let memory = read_json(dir.join(ids::MEMORY_FILE))?;
+    let mut fixtures = BTreeMap::new();
+    for bench in ["gets", "open", "reload"] {
+        if let Some(f) = read_json::<FixtureInfo>(dir.join(ids::fixture_file(bench)))? {
+            fixtures.insert(bench.to_string(), f);
+        }
+    }
+    Ok(Report {
+        stat,
+        gets,
+        open,
+        reloads,
+        memory,
+        fixtures,
+    })
+}
+
+/// The machine a run was made on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Machine {
+    /// CPU model name.
+    pub cpu: String,
+    /// Logical cores.
+    pub cores: usize,
+}
+
+impl Machine {
+    /// From a `/proc/cpuinfo` text (first `model name`; cores = `processor` entries, else
+    /// `fallback_cores`).
+    pub fn from_cpuinfo(cpuinfo: &str, fallback_cores: usize) -> Machine {
+        let field = |l: &str, name: &str| -> Option<String> {
+            let (k, v) = l.split_once(':')?;
+            (k.trim() == name).then(|| v.trim().to_string())
+        };
+        let cpu = cpuinfo
+            .lines()
+            .find_map(|l| field(l, "model name"))
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "unknown CPU".to_string());
+        let n = cpuinfo
+            .lines()
+            .filter(|l| field(l, "processor").is_some())
+            .count();
+        Machine {
+            cpu,
+            cores: if n > 0 { n } else { fallback_cores },
+        }
+    }
+
+    /// This machine (`/proc/cpuinfo`, else the available parallelism).
+    pub fn current() -> Machine {
+        let fallback = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let text = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        Machine::from_cpuinfo(&text, fallback)
+    }
+}
+
+/// `YYYY-MM-DD HH:MM UTC` of a Unix time in seconds.
+pub fn utc_datetime(unix_secs: u64) -> String {
+    let days = (unix_secs / 86_400) as i64;
+    let secs = unix_secs % 86_400;
+    // Civil-from-days (proleptic Gregorian), eras of 400 years.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
+        secs / 3600,
+        (secs % 3600) / 60
+    )
+}
+
+fn group_thousands(int: u64) -> String {
+    let s = int.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A time for the table: one decimal below 100, whole numbers with thousands separators above.
+pub fn fmt_num(v: Option<f64>) -> String {
+    match v {
+        None => "—".into(),
+        Some(x) if x < 100.0 => format!("{x:.1}"),
+        Some(x) => group_thousands(x.round() as u64),
+    }
+}
+
+/// A speedup factor: `12.3×`, `2.47×`, `1,234×`.
+pub fn fmt_factor(v: Option<f64>) -> String {
+    match v {
+        None => "—".into(),
+        Some(x) if x >= 100.0 => format!("{}×", group_thousands(x.round() as u64)),
+        Some(x) if x >= 10.0 => format!("{x:.1}×"),
+        Some(x) => format!("{x:.2}×"),
+    }
+}
+
+/// A plain ratio with two decimals.
+pub fn fmt_ratio(v: Option<f64>) -> String {
+    v.map_or_else(|| "—".into(), |x| format!("{x:.2}"))
+}
+
+/// Bytes as MiB/KiB/B.
+pub fn fmt_bytes(b: f64) -> String {
+    let a = b.abs();
+    if a >= 1024.0 * 1024.0 {
+        format!("{:.1} MiB", b / (1024.0 * 1024.0))
+    } else if a >= 1024.0 {
+        format!("{:.1} KiB", b / 1024.0)
+    } else {
+        format!("{b:.0} B")
+    }
+}
+
+fn scaled(v: Option<f64>, div: f64) -> Option<f64> {
+    v.map(|x| x / div)
+}
+
+/// Renders the report as Markdown (the text that goes between the README markers).
+///
+/// `date` is shown as is (see [`utc_datetime`]); `note` (e.g. "shared machine") is appended
+/// to the header line.
+pub fn render(report: &Report, machine: &Machine, date: &str, note: Option<&str>) -> String {
+    use std::fmt::Write as _;
+    let mut o = String::new();
+    let version = report
+        .fixtures
+        .values()
+        .map(|f| f.mmkv_version.as_str())
+        .chain(report.memory.iter().map(|m| m.mmkv_version.as_str()))
+        .next()
+        .unwrap_or("(unknown)");
+    let _ = write!(
+        o,
+        "Measured {date} on {} ({} cores), official MMKV {version}, criterion {} per call",
+        machine.cpu,
+        machine.cores,
+        report.stat.key()
+    );
+    if let Some(n) = note.filter(|n| !n.trim().is_empty()) {
+        let _ = write!(o, "; {}", n.trim());
+    }
+    o.push_str(".\nReproduce: `cargo bench`, then `cargo run --release -p benches --bin speedup-table`.\n\n");
+
+    let gets_desc = report
+        .fixtures
+        .get("gets")
+        .map(|f| {
+            format!(
+                "{} keys, {}",
+                group_thousands(f.keys),
+                fmt_bytes(f.data_bytes as f64)
+            )
+        })
+        .unwrap_or_else(|| "1,000 keys".into());
+    let _ = writeln!(o, "**Reads** (store of {gets_desc}, written by the official library; the reader checks the meta file on every read):\n");
+    o.push_str("| op | official single (ns) | official multi (ns) | reader (ns) | floor (ns) | speedup vs single | speedup vs multi | reader / floor |\n");
+    o.push_str("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    for r in &report.gets {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.label,
+            fmt_num(r.official_single),
+            fmt_num(r.official_multi),
+            fmt_num(r.reader),
+            fmt_num(r.floor),
+            fmt_factor(r.speedup_single()),
+            fmt_factor(r.speedup_multi()),
+            fmt_ratio(r.reader_over_floor()),
+        );
+    }
+    o.push_str("\nThe official library has no zero-copy getter: its zero-copy row repeats its copying `getBytes`. Floor: a `HashMap` lookup with the reader's hasher and the same keys, returning the same owned or borrowed value.\n\n");
+
+    let open_desc = report
+        .fixtures
+        .get("open")
+        .map(|f| {
+            format!(
+                "{} keys, {}",
+                group_thousands(f.keys),
+                fmt_bytes(f.data_bytes as f64)
+            )
+        })
+        .unwrap_or_else(|| "100,000 keys".into());
+    let _ = writeln!(
+        o,
+        "**Open + parse** (store of {open_desc}, file in the page cache):\n"
+    );
+    o.push_str("| op | official (ms) | reader (ms) | speedup |\n|---|---:|---:|---:|\n");
+    let _ = writeln!(
+        o,
+        "| open + first access | {} | {} | {} |\n",
+        fmt_ms(report.open.official),
+        fmt_ms(report.open.reader),
+        fmt_factor(report.open.speedup()),
+    );
+
+    o.push_str(
+        "**Reload** (reader, partial reload after the official writer appends k bytes):\n\n",
+    );
+    o.push_str("| store |");
+    for (a, _) in ids::RELOAD_APPENDS {
+        let _ = write!(
+            o,
+            " k = {} (µs) |",
+            a.to_uppercase().replace("KB", " KB").replace("MB", " MB")
+        );
+    }
+    o.push('\n');
+    o.push_str("|---|");
+    for _ in ids::RELOAD_APPENDS {
+        o.push_str("---:|");
+    }
+    o.push('\n');
+    for r in &report.reloads {
+        let _ = write!(
+            o,
+            "| {} keys × {} B |",
+            group_thousands(r.store.keys as u64),
+            r.store.value_len
+        );
+        for v in &r.by_append {
+            let _ = write!(o, " {} |", fmt_us(*v));
+        }
+        o.push('\n');
+    }
+    o.push('\n');
+
+    if let Some(m) = &report.memory {
+        o.push_str("**Memory** (reader snapshot of the open + parse store):\n\n");
+        o.push_str("| actual data | reader heap | heap / data | peak heap during open | RSS growth, reader open | RSS growth, official open |\n");
+        o.push_str("|---:|---:|---:|---:|---:|---:|\n");
+        let _ = writeln!(
+            o,
+            "| {} | {} | {} | {} | {} | {} |\n",
+            fmt_bytes(m.data_bytes as f64),
+            fmt_bytes(m.reader_heap_bytes as f64),
+            fmt_ratio(m.heap_ratio()),
+            fmt_bytes(m.reader_peak_heap_bytes as f64),
+            fmt_bytes(m.reader_rss_delta_bytes as f64),
+            m.official_rss_delta_bytes
+                .map_or_else(|| "—".into(), |b| fmt_bytes(b as f64)),
+        );
+    }
+
+    o.push_str("**Targets:**\n\n| target | measured | bound | met |\n|---|---:|---:|:---:|\n");
+    for t in report.targets() {
+        let measured = match t.unit {
+            "×" => fmt_factor(t.value),
+            _ => fmt_ratio(t.value),
+        };
+        let bound = format!(
+            "{} {}{}",
+            if t.at_least { "≥" } else { "≤" },
+            t.bound,
+            t.unit
+        );
+        let met = match t.met() {
+            Some(true) => "yes",
+            Some(false) => "**no**",
+            None => "—",
+        };
+        let _ = writeln!(o, "| {} | {measured} | {bound} | {met} |", t.name);
+    }
+    for (bench, f) in &report.fixtures {
+        for n in &f.notes {
+            let _ = writeln!(o, "\n_{bench}: {n}_");
+        }
+    }
+    o
+}
+
+fn fmt_ms(v: Option<f64>) -> String {
+    match scaled(v, 1e6) {
+        None => "—".into(),
+        Some(x) if x < 10.0 => format!("{x:.2}"),
+        Some(x) => format!("{x:.1}"),
+    }
+}
+
+fn fmt_us(v: Option<f64>) -> String {
+    match scaled(v, 1e3) {
+        None => "—".into(),
+        Some(x) if x < 10.0 => format!("{x:.2}"),
+        Some(x) if x < 1000.0 => format!("{x:.1}"),
+        Some(x) => group_thousands(x.round() as u64),
+    }
+}
+
+/// Replaces what lies between [`BEGIN_MARKER`] and [`END_MARKER`] in `doc` with `content`
+/// (framed by newlines); the markers and everything outside them are kept byte for byte.
+pub fn replace_between(doc: &str, content: &str) -> Result<String, TableError> {
+    let count = |m: &str| doc.matches(m).count();
+    match (count(BEGIN_MARKER), count(END_MARKER)) {
+        (1, 1) => {}
+        (0, _) | (_, 0) => {
+            return Err(TableError::Markers(format!(
+                "the document needs both {BEGIN_MARKER} and {END_MARKER}"
+            )))
+        }
+        _ => {
+            return Err(TableError::Markers(
+                "a marker appears more than once".into(),
+            ))
+        }
+    }
+    let b = doc.find(BEGIN_MARKER).unwrap_or(0) + BEGIN_MARKER.len();
+    let e = doc.find(END_MARKER).unwrap_or(0);
+    if e < b {
+        return Err(TableError::Markers(format!(
+            "{END_MARKER} comes before {BEGIN_MARKER}"
+        )));
+    }
+    let mut out = String::with_capacity(doc.len() + content.len());
+    out.push_str(&doc[..b]);
+    out.push('\n');
+    out.push_str(content.trim_end_matches('\n'));
+    out.push('\n');
+    out.push_str(&doc[e..]);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(utc_datetime(0), "1970-01-01 00:00 UTC");
+        assert_eq!(utc_datetime(951_782_400), "2000-02-29 00:00 UTC");
+        assert_eq!(utc_datetime(1_709_210_096), "2024-02-29 12:34 UTC");
+        assert_eq!(utc_datetime(1_798_761_599), "2026-12-31 23:59 UTC");
+    }
+
+    #[test]
+    fn number_formats() {
+        assert_eq!(fmt_num(Some(12.34)), "12.3");
+        assert_eq!(fmt_num(Some(1234.6)), "1,235");
+        assert_eq!(fmt_num(Some(1_234_567.0)), "1,234,567");
+        assert_eq!(fmt_num(None), "—");
+        assert_eq!(fmt_factor(Some(5.0)), "5.00×");
+        assert_eq!(fmt_factor(Some(12.25)), "12.2×");
+        assert_eq!(fmt_factor(Some(1234.4)), "1,234×");
+        assert_eq!(fmt_ratio(Some(1.234)), "1.23");
+        assert_eq!(fmt_bytes(64.0 * 1024.0 * 1024.0), "64.0 MiB");
+        assert_eq!(fmt_bytes(1536.0), "1.5 KiB");
+        assert_eq!(fmt_bytes(-2048.0), "-2.0 KiB");
+        assert_eq!(fmt_us(Some(1500.0)), "1.50");
+        assert_eq!(fmt_ms(Some(25_000_000.0)), "25.0");
+    }
+
+    #[test]
+    fn estimate_parsing() {
+        let t = r#"{"mean":{"point_estimate":12.5},"median":{"point_estimate":11.0}}"#;
+        assert_eq!(parse_estimate(t, Stat::Mean), Ok(12.5));
+        assert_eq!(parse_estimate(t, Stat::Median), Ok(11.0));
+        assert!(parse_estimate(r#"{"mean":{}}"#, Stat::Mean).is_err());
+        assert!(parse_estimate(r#"{"mean":{"point_estimate":"x"}}"#, Stat::Mean).is_err());
+        assert!(parse_estimate(r#"{"mean":{"point_estimate":-1}}"#, Stat::Mean).is_err());
+        assert!(parse_estimate("not json", Stat::Mean).is_err());
+        assert_eq!("mean".parse::<Stat>(), Ok(Stat::Mean));
+        assert!("avg".parse::<Stat>().is_err());
+    }
+
+    #[test]
+    fn machine_from_cpuinfo() {
+        let t = "processor\t: 0\nmodel name\t: Test CPU 3000\nprocessor\t: 1\nmodel name\t: Test CPU 3000\n";
+        assert_eq!(
+            Machine::from_cpuinfo(t, 7),
+            Machine {
+                cpu: "Test CPU 3000".into(),
+                cores: 2
+            }
+        );
+        assert_eq!(
+            Machine::from_cpuinfo("", 7),
+            Machine {
+                cpu: "unknown CPU".into(),
+                cores: 7
+            }
+        );
+    }
+}
