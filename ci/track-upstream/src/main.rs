@@ -76,9 +76,9 @@ struct CheckArgs {
     /// Print `new: vX.Y.Z` lines instead of opening issues.
     #[arg(long)]
     dry_run: bool,
-    /// Take existing issues from FILE (`gh issue list --json number,title` output, or one
-    /// title per line) instead of asking GitHub.
-    #[arg(long, value_name = "FILE")]
+    /// With --dry-run: take existing issues from FILE (`gh issue list --json number,title`
+    /// output, or one title per line) and skip their tags.
+    #[arg(long, value_name = "FILE", requires = "dry_run")]
     existing_issues: Option<PathBuf>,
     /// Label of the tracker's issues.
     #[arg(long, default_value = DEFAULT_LABEL)]

@@ -329,3 +329,72 @@ fn bad_arguments_are_rejected() {
     assert!(!out.status.success());
     assert!(text(&out).1.contains("PACKAGE@VERSION"));
 }
+
+#[cfg(unix)]
+#[test]
+fn add_version_records_then_tests_only_that_tag() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let core = dir.path().join("mmkv/Core");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::create_dir_all(&core).unwrap();
+    std::fs::write(core.join("MMKVPredef.h"), fake_predef_header("v2.4.1")).unwrap();
+    let versions = repo.join("versions.yaml");
+    std::fs::copy(fixture("versions-to-v2.4.0.yaml"), &versions).unwrap();
+    let log = dir.path().join("cargo.log");
+    let cargo = script(
+        dir.path(),
+        "cargo",
+        r#"echo "$(pwd)|$MMKV_VERSIONS|$MMKV_CORE_V2_4_1|$*" >> "$FAKE_CARGO_LOG"
+case "$*" in *"-p conformance"*) exit "${FAKE_CONFORMANCE_RC:-0}" ;; esac
+"#,
+    );
+    let run = |rc: &str| {
+        bin()
+            .args(["add-version", "v2.4.1", "--core-dir"])
+            .arg(&core)
+            .arg("--versions")
+            .arg(&versions)
+            .env("CARGO", &cargo)
+            .env("FAKE_CARGO_LOG", &log)
+            .env("FAKE_CONFORMANCE_RC", rc)
+            .output()
+            .unwrap()
+    };
+    let first = run("0");
+    let (stdout, stderr) = text(&first);
+    assert!(first.status.success(), "{stdout}{stderr}");
+    let core_abs = std::fs::canonicalize(&core).unwrap();
+    let repo_abs = std::fs::canonicalize(&repo).unwrap();
+    let prefix = format!("{}|v2.4.1|{}|", repo_abs.display(), core_abs.display());
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let expected: Vec<String> = [
+        "run --release -p conformance -- record --tag v2.4.1 --out corpus/v2.4.1",
+        "test -p mmkv-sys",
+        "test -p conformance",
+    ]
+    .iter()
+    .map(|c| format!("{prefix}{c}"))
+    .collect();
+    assert_eq!(calls.lines().collect::<Vec<_>>(), expected);
+    assert!(
+        stdout.contains("+ MMKV_VERSIONS=v2.4.1 MMKV_CORE_V2_4_1="),
+        "{stdout}"
+    );
+
+    // With the corpus present, no recording; a failing suite fails the command.
+    std::fs::create_dir_all(repo.join("corpus/v2.4.1")).unwrap();
+    std::fs::remove_file(&log).unwrap();
+    let second = run("1");
+    assert!(!second.status.success());
+    let (_, stderr) = text(&second);
+    assert!(stderr.contains("cargo test -p conformance"), "{stderr}");
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        calls.lines().collect::<Vec<_>>(),
+        vec![
+            format!("{prefix}test -p mmkv-sys"),
+            format!("{prefix}test -p conformance")
+        ]
+    );
+}
