@@ -63,6 +63,15 @@ pub(crate) fn file_len(file: &File, path: &Path) -> Result<u64> {
         .map_err(|e| Error::io(path, &e))
 }
 
+thread_local! {
+    static BYTES_READ: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Data bytes read by [`read_at`] on this thread so far (for reload statistics).
+pub(crate) fn bytes_read_on_thread() -> u64 {
+    BYTES_READ.with(|c| c.get())
+}
+
 /// Reads exactly `len` bytes at `offset` into a new buffer. A short read (the file shrank)
 /// is [`Error::Truncated`]. Callers bound `len` by the file length first, so a corrupt size
 /// field never causes a huge allocation.
@@ -77,7 +86,10 @@ pub(crate) fn read_at(file: &File, path: &Path, offset: u64, len: usize) -> Resu
                     got: offset + done as u64,
                 })
             }
-            Ok(n) => done += n,
+            Ok(n) => {
+                done += n;
+                BYTES_READ.with(|c| c.set(c.get() + n as u64));
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(Error::io(path, &e)),
         }

@@ -89,6 +89,9 @@ pub struct ReloadStats {
     pub partial: u64,
     /// Failed reload attempts.
     pub failed: u64,
+    /// Data-file bytes read by reloads (not counting the initial open). A partial reload reads
+    /// only the 4-byte header and the appended bytes.
+    pub bytes_read: u64,
 }
 
 #[derive(Default)]
@@ -123,6 +126,7 @@ pub struct Store {
     full: AtomicU64,
     partial: AtomicU64,
     failed: AtomicU64,
+    bytes_read: AtomicU64,
 }
 
 impl std::fmt::Debug for Store {
@@ -184,6 +188,7 @@ impl Store {
             full: AtomicU64::new(0),
             partial: AtomicU64::new(0),
             failed: AtomicU64::new(0),
+            bytes_read: AtomicU64::new(0),
         };
         let inner = {
             let _l = SharedLock::acquire(&store.meta_file, &store.meta_path)?;
@@ -252,6 +257,7 @@ impl Store {
             full: self.full.load(Ordering::Relaxed),
             partial: self.partial.load(Ordering::Relaxed),
             failed: self.failed.load(Ordering::Relaxed),
+            bytes_read: self.bytes_read.load(Ordering::Relaxed),
         }
     }
 
@@ -288,6 +294,7 @@ impl Store {
                 }
             }
         }
+        let read_before = crate::fsio::bytes_read_on_thread();
         let result = match SharedLock::acquire(&self.meta_file, &self.meta_path) {
             Err(e) => Err((e, triple)),
             Ok(_l) => {
@@ -302,6 +309,10 @@ impl Store {
                 }
             }
         };
+        self.bytes_read.fetch_add(
+            crate::fsio::bytes_read_on_thread() - read_before,
+            Ordering::Relaxed,
+        );
         match result {
             Ok(None) => {
                 st.failed = None;

@@ -295,3 +295,41 @@ fn sequence_change_forces_full_reload() {
     assert_eq!(st.stats().full, 1);
     assert_eq!(st.stats().partial, 0);
 }
+
+/// A partial reload reads only the header and the appended bytes, however large the file.
+#[test]
+fn partial_reload_cost_follows_appended_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("big");
+    let vals: Vec<(Vec<u8>, Vec<u8>)> = (0..20_000u32)
+        .map(|i| {
+            (
+                format!("key-{i:06}").into_bytes(),
+                lp(&vec![b'v'; 40 + (i % 17) as usize]),
+            )
+        })
+        .collect();
+    let refs: Vec<(&[u8], &[u8])> = vals.iter().map(|(k, v)| (&k[..], &v[..])).collect();
+    let region = write_plain_store(&p, &refs, MetaSpec::default());
+    assert!(region.len() > 1_000_000);
+    let st = Store::open(&p, opts()).unwrap();
+    assert_eq!(st.len(), 20_000);
+    let mut total_appended = 0u64;
+    for i in 0..20u32 {
+        let mut rec = Vec::new();
+        record(&mut rec, format!("tail-{i}").as_bytes(), &vi(i as u64));
+        total_appended += rec.len() as u64;
+        append_stored(&p, &rec);
+        assert_eq!(st.get_u32(format!("tail-{i}")), Some(i));
+    }
+    let s = st.stats();
+    assert_eq!(s.partial, 20);
+    // 4 header bytes per reload + the appended bytes, nothing of the 1 MB before them
+    assert_eq!(s.bytes_read, 20 * 4 + total_appended, "{s:?}");
+    // a full reload reads the whole region
+    let c = crc_path(&p);
+    set_u32(&c, 8, read_u32(&c, 8) + 1);
+    assert_eq!(st.refresh(), Ok(true));
+    assert!(st.stats().bytes_read > s.bytes_read + region.len() as u64);
+    assert_eq!(st.len(), 20_020);
+}
