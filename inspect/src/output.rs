@@ -202,7 +202,7 @@ fn guess_text(g: &[Guess], deletion: bool, pinned: bool) -> String {
 }
 
 fn expire_text(e: Option<u32>) -> String {
-    e.map_or_else(|| "-".into(), |t| t.to_string())
+    e.map_or_else(|| "-".into(), crate::util::utc)
 }
 
 /// The readable table of `dump`.

@@ -85,6 +85,28 @@ pub fn now_secs() -> u32 {
     u32::try_from(secs).unwrap_or(u32::MAX)
 }
 
+/// Epoch seconds as a UTC date and time, `YYYY-MM-DD HH:MM:SSZ` (proleptic Gregorian calendar).
+pub fn utc(secs: u32) -> String {
+    let days = i64::from(secs / 86_400);
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,6 +120,14 @@ mod tests {
         assert!(parse_hex("abc").is_err());
         assert!(parse_hex("zz").is_err());
         assert_eq!(parse_hex("").unwrap(), Vec::<u8>::new());
+    }
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00Z");
+        assert_eq!(utc(951_782_400), "2000-02-29 00:00:00Z");
+        assert_eq!(utc(1_700_000_000), "2023-11-14 22:13:20Z");
+        assert_eq!(utc(u32::MAX), "2106-02-07 06:28:15Z");
     }
 
     #[test]

@@ -102,10 +102,13 @@ pub fn watch(
 ) -> Result<()> {
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&stop)).map_err(|source| Error::Io {
+        let io = |source| Error::Io {
             path: "<signal handler>".into(),
             source,
-        })?;
+        };
+        // A second signal while the first is being handled ends the process at once (status 1).
+        signal_hook::flag::register_conditional_shutdown(sig, 1, Arc::clone(&stop)).map_err(io)?;
+        signal_hook::flag::register(sig, Arc::clone(&stop)).map_err(io)?;
     }
     let deadline = duration.map(|d| Instant::now() + d);
 
