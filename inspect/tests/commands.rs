@@ -273,6 +273,40 @@ fn scan_whole_corpus() {
 }
 
 #[test]
+fn scan_tries_a_given_key_on_encrypted_stores() {
+    let tag = corpus().join("v2.4.2");
+    let m = manifest(&tag);
+    let s = run_json(&[
+        "scan",
+        "--json",
+        "--crypt-key",
+        "mmkv-conformance",
+        tag.to_str().unwrap(),
+    ]);
+    let rows = s["stores"].as_array().unwrap();
+    for store in m["stores"].as_array().unwrap() {
+        let id = store["id"].as_str().unwrap();
+        let path = tag.join(id).display().to_string();
+        let row = rows.iter().find(|r| r["path"] == path.as_str()).unwrap();
+        match store["crypt_key_hex"].as_str() {
+            // Plaintext stores are read without the key.
+            None => assert_eq!(row["entries"], store["count"], "{id}"),
+            Some(k) if k == hex(b"mmkv-conformance") && store["aes256"] == false => {
+                assert_eq!(row["encrypted"], "yes", "{id}");
+                assert_eq!(row["entries"], store["count"], "{id}");
+                assert_eq!(row["error"], Value::Null, "{id}");
+            }
+            Some(_) => {
+                assert_eq!(row["encrypted"], "yes", "{id}");
+                assert_eq!(row["entries"], Value::Null, "{id}");
+                let err = row["error"].as_str().unwrap();
+                assert!(err.contains("does not decrypt"), "{id}: {err}");
+            }
+        }
+    }
+}
+
+#[test]
 fn scan_lists_unreadable_stores_and_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let sub = dir.path().join("data/data/app/files/mmkv");
