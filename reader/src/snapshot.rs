@@ -38,7 +38,8 @@ struct Entry {
 
 #[derive(Clone)]
 pub(crate) struct Level {
-    chunks: Vec<Arc<[u8]>>,
+    // Arc<Vec> rather than Arc<[u8]>: wrapping the loaded buffer costs no copy.
+    chunks: Vec<Arc<Vec<u8>>>,
     table: HashTable<Entry>,
 }
 
@@ -102,7 +103,7 @@ impl SnapInner {
     /// Builds a one-level snapshot from a whole decrypted region.
     pub(crate) fn from_region(region: Vec<u8>, info: BuildInfo) -> Result<SnapInner> {
         let hasher = KeyHasher::default();
-        let chunk: Arc<[u8]> = region.into();
+        let chunk: Arc<Vec<u8>> = Arc::new(region);
         let mut table: HashTable<Entry> = HashTable::new();
         {
             let lvl_chunks = [chunk.clone()];
@@ -170,7 +171,7 @@ impl SnapInner {
     /// Builds a new snapshot from this one plus the records of `chunk` (decrypted bytes
     /// appended to the region at offset `self.region_len`).
     pub(crate) fn append(&self, chunk: Vec<u8>, info: BuildInfo) -> Result<SnapInner> {
-        let chunk: Arc<[u8]> = chunk.into();
+        let chunk: Arc<Vec<u8>> = Arc::new(chunk);
         let mut len = self.len;
         let mut lvl = Level {
             chunks: vec![chunk.clone()],
