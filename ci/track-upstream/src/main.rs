@@ -262,9 +262,17 @@ fn add_version(args: AddArgs) -> Result<()> {
         None => None,
     };
     let steps = test_steps(tag, &repo_root, core_dir.as_deref());
+    let records = steps
+        .iter()
+        .any(|s| s.cargo_args.iter().any(|a| a == "record"));
     let stdout = std::io::stdout();
     run_steps(&steps, &repo_root, &mut stdout.lock())?;
-    println!("{tag}: built, recorded and conformant; commit versions.yaml and corpus/{tag}");
+    let corpus = if records {
+        format!("corpus/{tag} recorded")
+    } else {
+        format!("corpus/{tag} already present")
+    };
+    println!("{tag}: {corpus}, mmkv-sys and conformance tests pass; commit versions.yaml and corpus/{tag}");
     Ok(())
 }
 
