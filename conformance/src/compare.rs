@@ -54,10 +54,11 @@ fn is_default_scalar(v: &Value) -> bool {
 
 /// Whether `official` and `reader` agree for one getter, given what the version can report.
 ///
-/// Exact equality (floats by bits), except for versions without a has-value flag
-/// (`features.has_value_flag == false`): their scalar getters cannot say "no value" for a
-/// present key, so `official = default` against `reader = none` is accepted, and their
-/// `getBytes` cannot tell an empty value from a failed decode, so `official = empty bytes`
+/// Exact equality (floats by bits), except where the version cannot report absence:
+/// without a has-value flag (`features.has_value_flag == false`, before v1.2.13) the scalar
+/// getters cannot say "no value" for a present key, so `official = default` against
+/// `reader = none` is accepted; without `bool getBytes(key, MMBuffer&)`
+/// (`features.bytes_flag == false`) an empty result is ambiguous, so `official = empty bytes`
 /// against `reader = none` is accepted.
 pub fn agrees(
     features: &Features,
@@ -68,12 +69,11 @@ pub fn agrees(
     if official == reader {
         return true;
     }
-    if features.has_value_flag {
-        return false;
-    }
     match (official, reader) {
-        (Some(v), None) if ty.is_scalar() => is_default_scalar(v),
-        (Some(Value::Bytes(b)), None) if ty == ValueType::Bytes => b.is_empty(),
+        (Some(v), None) if ty.is_scalar() && !features.has_value_flag => is_default_scalar(v),
+        (Some(Value::Bytes(b)), None) if ty == ValueType::Bytes && !features.bytes_flag => {
+            b.is_empty()
+        }
         _ => false,
     }
 }
@@ -202,6 +202,7 @@ mod tests {
     fn relaxation_only_without_has_value_flag() {
         let new = Features {
             has_value_flag: true,
+            bytes_flag: true,
             ..Features::default()
         };
         let old = Features::default();

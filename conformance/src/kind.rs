@@ -20,6 +20,9 @@ pub struct Features {
     pub has_value_flag: bool,
     /// `count(filterExpire)` / `allKeys(filterExpire)` (v1.3.1+).
     pub count_filter_expire: bool,
+    /// `bool getBytes(key, MMBuffer&)` reports presence; without it an empty result is
+    /// ambiguous (detected from the compiled API; assumed with `has_value_flag` otherwise).
+    pub bytes_flag: bool,
 }
 
 impl Features {
@@ -41,6 +44,7 @@ impl Features {
                 _ => {}
             }
         }
+        f.bytes_flag = f.has_value_flag;
         f
     }
 
@@ -54,6 +58,7 @@ impl Features {
             aes256: v >= (2, 3, 0),
             has_value_flag: v >= (1, 2, 13),
             count_filter_expire: v >= (1, 3, 1),
+            bytes_flag: v >= (1, 2, 13),
         })
     }
 

@@ -1,2 +1,260 @@
-//! `conformance` command line (under construction).
-fn main() {}
+//! `conformance`: the conformance report, corpus recording, repro replay, and the live writer.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use conformance::golden::{check_corpus_dir, corpus_root};
+use conformance::live::{run_writer, LiveSpec};
+use conformance::record::{record_corpus, RecordSpec};
+use conformance::report::{plan, run_row, Report, ReportConfig};
+use conformance::run::{load_repro, run_workload};
+use conformance::sys::SysLib;
+use conformance::workload::GenConfig;
+use conformance::RealReader;
+
+#[derive(Parser)]
+#[command(
+    name = "conformance",
+    about = "mmkv-reader against the official MMKV library of every version"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the whole matrix (versions x store kinds) and print the table.
+    Report {
+        /// Print JSON instead of the table.
+        #[arg(long)]
+        json: bool,
+        /// Where to write the Markdown table.
+        #[arg(long, default_value = "target/conformance-report.md")]
+        markdown: PathBuf,
+        /// Property cases per (version, kind, seed).
+        #[arg(long, default_value_t = 32)]
+        cases: u32,
+        /// Fixed seeds (comma-separated).
+        #[arg(long, value_delimiter = ',', default_value = "1,2")]
+        seeds: Vec<u64>,
+        /// Only these tags (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+        /// Corpus root (default: the workspace's corpus/).
+        #[arg(long)]
+        corpus: Option<PathBuf>,
+    },
+    /// Record the corpus store set with the official library of one built version.
+    Record {
+        /// A built tag (see `mmkv_sys::built_versions`).
+        #[arg(long)]
+        tag: String,
+        /// Output folder (created).
+        #[arg(long)]
+        out: PathBuf,
+        /// Workload seed.
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        /// Keys per store.
+        #[arg(long, default_value_t = 120)]
+        keys: usize,
+    },
+    /// Re-run a saved failure (a folder with workload.yaml, or the YAML file).
+    Replay {
+        /// The failure folder or YAML file.
+        path: PathBuf,
+    },
+    /// Check one corpus folder (manifest.json + stores) with the reader.
+    CheckCorpus {
+        /// The folder.
+        dir: PathBuf,
+    },
+    /// List the versions built into mmkv-sys.
+    Versions,
+    /// (internal) The live multi-process writer used by tests/live_writer.rs.
+    #[command(hide = true)]
+    Writer {
+        /// A built tag.
+        #[arg(long)]
+        tag: String,
+        /// Store folder.
+        #[arg(long)]
+        dir: PathBuf,
+        /// Sequence seed.
+        #[arg(long)]
+        seed: u64,
+        /// Number of ops.
+        #[arg(long)]
+        ops: usize,
+        /// Number of keys.
+        #[arg(long)]
+        keys: usize,
+    },
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> conformance::Result<ExitCode> {
+    match cli.command {
+        Command::Report {
+            json,
+            markdown,
+            cases,
+            seeds,
+            only,
+            corpus,
+        } => {
+            let cfg = ReportConfig {
+                corpus: corpus.unwrap_or_else(corpus_root),
+                cases,
+                seeds,
+                gen: GenConfig::default(),
+                only,
+            };
+            let rows = plan(&cfg);
+            let total: u64 = rows.iter().map(|r| r.work()).sum();
+            let bar = ProgressBar::new(total);
+            bar.set_style(
+                ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> "),
+            );
+            let reader = RealReader::new();
+            let mut out = Vec::new();
+            for row in &rows {
+                let r = run_row(&cfg, row, &reader, &mut |msg| {
+                    bar.set_message(msg.to_string());
+                    bar.inc(1);
+                });
+                out.push(r);
+            }
+            bar.finish_and_clear();
+            let report = Report { versions: out };
+            if json {
+                println!("{}", report.to_json());
+            } else {
+                print!("{}", report.to_text());
+            }
+            if let Some(parent) = markdown.parent() {
+                if !parent.as_os_str().is_empty() {
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| conformance::Error::io(parent, e))?;
+                }
+            }
+            std::fs::write(&markdown, report.to_markdown())
+                .map_err(|e| conformance::Error::io(&markdown, e))?;
+            eprintln!("markdown table written to {}", markdown.display());
+            for row in &report.versions {
+                for f in &row.failures {
+                    eprintln!("FAIL {f}");
+                }
+            }
+            Ok(if report.passed() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        Command::Record {
+            tag,
+            out,
+            seed,
+            keys,
+        } => {
+            let lib = SysLib::load(&tag)?;
+            let version = {
+                let v = lib.official().version();
+                if v.is_empty() {
+                    tag.clone()
+                } else {
+                    v
+                }
+            };
+            let manifest = record_corpus(&lib, &version, &out, &RecordSpec { seed, keys })?;
+            let check = check_corpus_dir(&out, &RealReader::new())?;
+            for s in &manifest.stores {
+                let verdict = match check.store(&s.id) {
+                    Some(c) if c.passed() => "reader agrees".to_string(),
+                    Some(c) => format!("READER DIFFERS: {}", c.mismatches.join("; ")),
+                    None => "not checked".to_string(),
+                };
+                println!(
+                    "{:<18} {:>4} entries {:>4} absent {:>3} rejected  {verdict}",
+                    s.id,
+                    s.entries.len(),
+                    s.absent.len(),
+                    s.rejected_sets
+                );
+            }
+            println!("wrote {}", out.join("manifest.json").display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Replay { path } => {
+            let repro = load_repro(&path)?;
+            let lib = SysLib::load(&repro.tag)?;
+            println!(
+                "replaying {} ops on {} {}",
+                repro.workload.ops.len(),
+                repro.tag,
+                repro.kind
+            );
+            let outcome = run_workload(&lib, repro.kind, &repro.workload, &RealReader::new())?;
+            if outcome.passed() {
+                println!("pass: the reader agrees with the official library");
+                Ok(ExitCode::SUCCESS)
+            } else {
+                print!("{}", outcome.diff_text());
+                Ok(ExitCode::from(1))
+            }
+        }
+        Command::CheckCorpus { dir } => {
+            let check = check_corpus_dir(&dir, &RealReader::new())?;
+            let mut ok = true;
+            for s in &check.stores {
+                if s.passed() {
+                    println!("{:<18} pass", s.id);
+                } else {
+                    ok = false;
+                    println!("{:<18} FAIL", s.id);
+                    for m in &s.mismatches {
+                        println!("    {m}");
+                    }
+                }
+            }
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        Command::Versions => {
+            for b in mmkv_sys::built() {
+                println!("{} {} ({})", b.tag, b.library, b.origin);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Writer {
+            tag,
+            dir,
+            seed,
+            ops,
+            keys,
+        } => {
+            let lib = SysLib::load(&tag)?;
+            run_writer(&lib, &dir, &LiveSpec { seed, ops, keys })?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

@@ -39,8 +39,10 @@ pub struct PropConfig {
     /// The test source file whose `.proptest-regressions` sibling stores failing seeds
     /// (`None` = no persistence).
     pub source_file: Option<&'static str>,
-    /// Save the minimal failing case under [`failures_root`] (and print the replay line).
+    /// Save the minimal failing case (and make the replay line).
     pub save_failures: bool,
+    /// Where failure folders go (default [`failures_root`]).
+    pub failures_dir: PathBuf,
 }
 
 impl Default for PropConfig {
@@ -52,6 +54,7 @@ impl Default for PropConfig {
             max_shrink_iters: 512,
             source_file: None,
             save_failures: true,
+            failures_dir: failures_root(),
         }
     }
 }
@@ -113,7 +116,7 @@ pub fn check_property(
         ..Config::default()
     };
     if let Some(src) = cfg.source_file {
-        config.failure_persistence = Some(Box::new(FileFailurePersistence::SourceParallel(
+        config.failure_persistence = Some(Box::new(FileFailurePersistence::WithSource(
             "proptest-regressions",
         )));
         config.source_file = Some(src);
@@ -151,7 +154,7 @@ pub fn check_property(
                 workload: minimal.clone(),
             };
             let (saved, repro_line) = if cfg.save_failures {
-                save_minimal(lib, &repro, reader)
+                save_minimal(lib, &repro, reader, &cfg.failures_dir)
             } else {
                 (None, String::new())
             };
@@ -170,9 +173,10 @@ fn save_minimal(
     lib: &dyn OfficialLib,
     repro: &Repro,
     reader: &dyn ReaderFactory,
+    root: &std::path::Path,
 ) -> (Option<PathBuf>, String) {
     match run_workload(lib, repro.kind, &repro.workload, reader) {
-        Ok(outcome) => match save_failure(&failures_root(), repro, &outcome) {
+        Ok(outcome) => match save_failure(root, repro, &outcome) {
             Ok(dir) => {
                 let line = replay_command(&dir);
                 (Some(dir), line)

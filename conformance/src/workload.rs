@@ -2,9 +2,10 @@
 //! (saved repros) and the proptest strategies that generate them.
 //!
 //! Expire durations are chosen so that the official library and the reader agree on "now"
-//! without a fake clock: either far in the future ([`FAR_EXPIRE`] ...), never (`0`), or
-//! [`SHORT_EXPIRE`] (1 s), which the runner makes certainly expired by sleeping before it
-//! compares (such sets are rare, see [`GenConfig::short_expire_weight`]).
+//! without a fake clock: either far in the future ([`FAR_EXPIRE`] ...), never (`0`), already
+//! in the past ([`PAST_EXPIRE`], through the official `u32` wrap-around), or [`SHORT_EXPIRE`]
+//! (1 s), which the runner makes certainly expired by sleeping before it compares (such sets
+//! are rare, see [`GenConfig::short_expire_weight`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -15,6 +16,11 @@ pub use crate::value::{Value, ValueType};
 
 /// A 1-second duration: expired once the runner has slept past it.
 pub const SHORT_EXPIRE: u32 = 1;
+/// A duration that wraps around `u32` when added to the current time in the versions that
+/// add without overflow checks (up to v2.0.x at least): the expire time lands ~11 days in the
+/// past, so the key is already expired without sleeping. Versions that saturate the sum see a
+/// far-future time instead. Either way both sides see the same expire time.
+pub const PAST_EXPIRE: u32 = 4_294_000_000;
 /// About one year.
 pub const YEAR_EXPIRE: u32 = 365 * 24 * 3600;
 /// About 19 years (also used by the corpus).
@@ -126,6 +132,8 @@ pub struct GenConfig {
     /// Relative weight (out of ~100) of [`SHORT_EXPIRE`] among explicit expire choices.
     /// Workloads using it sleep ~1 s before comparing, so it stays small by default.
     pub short_expire_weight: u32,
+    /// Relative weight (out of ~100) of [`PAST_EXPIRE`] among explicit expire choices.
+    pub past_expire_weight: u32,
     /// Relative weight (out of ~100) of big values (1-8 KB) among set values.
     pub big_value_weight: u32,
 }
@@ -135,6 +143,7 @@ impl Default for GenConfig {
         GenConfig {
             max_ops: 40,
             short_expire_weight: 1,
+            past_expire_weight: 8,
             big_value_weight: 8,
         }
     }
@@ -316,6 +325,9 @@ pub fn expire_strategy(cfg: GenConfig) -> BoxedStrategy<Option<u32>> {
                 .boxed(),
         ),
     ];
+    if cfg.past_expire_weight > 0 {
+        choices.push((cfg.past_expire_weight, Just(Some(PAST_EXPIRE)).boxed()));
+    }
     if cfg.short_expire_weight > 0 {
         choices.push((cfg.short_expire_weight, Just(Some(SHORT_EXPIRE)).boxed()));
     }
@@ -384,6 +396,7 @@ mod tests {
             aes256: true,
             has_value_flag: true,
             count_filter_expire: true,
+            bytes_flag: true,
         }
     }
 

@@ -1,0 +1,367 @@
+//! The conformance report: one row per version tag, one column per store kind.
+//!
+//! Rows are the tags of `versions.yaml` and of the corpus. A tag built into `mmkv-sys` is
+//! `live`: each supported kind runs the differential property with fixed seeds, and the
+//! corpus stores of that tag are checked too. Any other tag is `golden`: its corpus stores are
+//! checked. The corpus stores `empty`, `cleared` and `trimmed` (plain configuration) count
+//! towards the `plain` column.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::golden::{check_corpus_dir, corpus_tags, CorpusCheck};
+use crate::kind::{parse_tag, Features, StoreKind};
+use crate::prop::{check_property, PropConfig, PropOutcome};
+use crate::sys::SysLib;
+use crate::view::ReaderFactory;
+use crate::workload::GenConfig;
+
+/// One cell of the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Cell {
+    /// Live property runs (and the tag's corpus store, if any) passed.
+    #[serde(rename = "pass")]
+    Pass,
+    /// Something failed.
+    #[serde(rename = "FAIL")]
+    Fail,
+    /// The version has no such configuration.
+    #[serde(rename = "n/a")]
+    NotApplicable,
+    /// Checked from the golden corpus only, and passed.
+    #[serde(rename = "golden")]
+    Golden,
+}
+
+impl Cell {
+    /// The cell text.
+    pub fn text(self) -> &'static str {
+        match self {
+            Cell::Pass => "pass",
+            Cell::Fail => "FAIL",
+            Cell::NotApplicable => "n/a",
+            Cell::Golden => "golden",
+        }
+    }
+}
+
+/// Where a row's verdicts come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// The official library of that version was run (plus its corpus).
+    Live,
+    /// Golden corpus only.
+    Golden,
+}
+
+/// One row.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// The tag.
+    pub tag: String,
+    /// Live or golden.
+    pub source: Source,
+    /// Verdict per store kind id.
+    pub kinds: BTreeMap<String, Cell>,
+    /// Failure details (not part of the JSON).
+    #[serde(skip)]
+    pub failures: Vec<String>,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Rows, oldest version first.
+    pub versions: Vec<Row>,
+}
+
+impl Report {
+    /// True when no cell failed.
+    pub fn passed(&self) -> bool {
+        self.versions
+            .iter()
+            .all(|r| r.kinds.values().all(|c| *c != Cell::Fail) && r.failures.is_empty())
+    }
+
+    /// `{"versions": [{"tag", "source", "kinds": {...}}]}`.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".to_string())
+    }
+
+    fn header() -> Vec<String> {
+        let mut h = vec!["tag".to_string(), "source".to_string()];
+        h.extend(StoreKind::ALL.iter().map(|k| k.id().to_string()));
+        h
+    }
+
+    fn cells(row: &Row) -> Vec<String> {
+        let mut c = vec![
+            row.tag.clone(),
+            match row.source {
+                Source::Live => "live".to_string(),
+                Source::Golden => "golden".to_string(),
+            },
+        ];
+        c.extend(StoreKind::ALL.iter().map(|k| {
+            row.kinds
+                .get(k.id())
+                .copied()
+                .unwrap_or(Cell::NotApplicable)
+                .text()
+                .to_string()
+        }));
+        c
+    }
+
+    /// A plain-text table.
+    pub fn to_text(&self) -> String {
+        let mut rows = vec![Report::header()];
+        rows.extend(self.versions.iter().map(Report::cells));
+        let widths: Vec<usize> = (0..rows[0].len())
+            .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+            .collect();
+        let mut out = String::new();
+        for r in &rows {
+            let line: Vec<String> = r
+                .iter()
+                .zip(&widths)
+                .map(|(c, w)| format!("{c:<w$}"))
+                .collect();
+            let _ = writeln!(out, "{}", line.join("  ").trim_end());
+        }
+        out
+    }
+
+    /// A Markdown table (for the README).
+    pub fn to_markdown(&self) -> String {
+        let header = Report::header();
+        let mut out = String::new();
+        let _ = writeln!(out, "| {} |", header.join(" | "));
+        let _ = writeln!(out, "|{}", "---|".repeat(header.len()));
+        for row in &self.versions {
+            let _ = writeln!(out, "| {} |", Report::cells(row).join(" | "));
+        }
+        out
+    }
+}
+
+/// How to run the report.
+#[derive(Debug, Clone)]
+pub struct ReportConfig {
+    /// Corpus root.
+    pub corpus: PathBuf,
+    /// Property cases per (version, kind, seed).
+    pub cases: u32,
+    /// Fixed seeds.
+    pub seeds: Vec<u64>,
+    /// Generator knobs.
+    pub gen: GenConfig,
+    /// Only these tags (empty = all).
+    pub only: Vec<String>,
+}
+
+/// A row to run.
+#[derive(Debug, Clone)]
+pub struct PlannedRow {
+    /// The tag.
+    pub tag: String,
+    /// Built into mmkv-sys.
+    pub live: bool,
+    /// Has a corpus folder.
+    pub corpus: bool,
+    /// Features (versions.yaml, else from the tag).
+    pub features: Features,
+}
+
+impl PlannedRow {
+    /// Units of progress this row takes (one per applicable kind).
+    pub fn work(&self) -> u64 {
+        StoreKind::ALL
+            .iter()
+            .filter(|k| k.supported_by(&self.features))
+            .count() as u64
+    }
+}
+
+/// The rows: tags of `versions.yaml` and of the corpus, oldest first.
+pub fn plan(cfg: &ReportConfig) -> Vec<PlannedRow> {
+    let embedded = mmkv_sys::versions::embedded();
+    let corpus: Vec<String> = corpus_tags(&cfg.corpus).unwrap_or_default();
+    let built = mmkv_sys::built_versions();
+    let mut tags: Vec<String> = embedded.versions.iter().map(|v| v.tag.clone()).collect();
+    for t in corpus.iter().chain(
+        built
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .iter(),
+    ) {
+        if !tags.contains(t) {
+            tags.push(t.clone());
+        }
+    }
+    if !cfg.only.is_empty() {
+        tags.retain(|t| cfg.only.contains(t));
+    }
+    tags.sort_by_key(|t| (parse_tag(t), t.clone()));
+    tags.into_iter()
+        .map(|tag| {
+            let features = match embedded.get(&tag) {
+                Some(e) if !e.features.is_empty() => Features::from_names(&e.features),
+                _ => Features::from_tag(&tag).unwrap_or_default(),
+            };
+            PlannedRow {
+                live: built.contains(&tag.as_str()),
+                corpus: corpus.contains(&tag),
+                features,
+                tag,
+            }
+        })
+        .collect()
+}
+
+/// Corpus verdicts of one tag, per report column.
+fn corpus_cells(check: &CorpusCheck) -> BTreeMap<String, (bool, Vec<String>)> {
+    let mut out: BTreeMap<String, (bool, Vec<String>)> = BTreeMap::new();
+    for s in &check.stores {
+        let column = match s.id.as_str() {
+            "empty" | "cleared" | "trimmed" => "plain".to_string(),
+            other => other.to_string(),
+        };
+        let e = out.entry(column).or_insert((true, Vec::new()));
+        if !s.passed() {
+            e.0 = false;
+            e.1.push(format!(
+                "{}: corpus store {}: {}",
+                check.tag,
+                s.id,
+                s.mismatches
+                    .iter()
+                    .take(3)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ));
+        }
+    }
+    out
+}
+
+/// Runs one planned row; `tick` is called once per finished cell with a message.
+pub fn run_row(
+    cfg: &ReportConfig,
+    row: &PlannedRow,
+    reader: &dyn ReaderFactory,
+    tick: &mut dyn FnMut(&str),
+) -> Row {
+    let mut failures = Vec::new();
+    let corpus = if row.corpus {
+        match check_corpus_dir(&cfg.corpus.join(&row.tag), reader) {
+            Ok(c) => corpus_cells(&c),
+            Err(e) => {
+                failures.push(format!("{}: corpus: {e}", row.tag));
+                BTreeMap::new()
+            }
+        }
+    } else {
+        BTreeMap::new()
+    };
+    let lib = if row.live {
+        match SysLib::load(&row.tag) {
+            Ok(l) => Some(l),
+            Err(e) => {
+                failures.push(format!("{}: {e}", row.tag));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let mut kinds = BTreeMap::new();
+    for kind in StoreKind::ALL {
+        let golden = corpus.get(kind.id());
+        let supported = kind.supported_by(&row.features);
+        let cell = match (&lib, golden) {
+            (Some(lib), _) if supported => {
+                tick(&format!("{} {}", row.tag, kind.id()));
+                let mut ok = golden_ok(golden, &mut failures);
+                for &seed in &cfg.seeds {
+                    let pc = PropConfig {
+                        cases: cfg.cases,
+                        seed: Some(seed),
+                        gen: cfg.gen,
+                        source_file: None,
+                        save_failures: true,
+                        ..PropConfig::default()
+                    };
+                    if let PropOutcome::Fail {
+                        message,
+                        repro_line,
+                        ..
+                    } = check_property(lib, kind, reader, &pc)
+                    {
+                        ok = false;
+                        failures.push(format!(
+                            "{} {} (seed {seed}): {message}\n  reproduce: {repro_line}",
+                            row.tag,
+                            kind.id()
+                        ));
+                        break;
+                    }
+                }
+                if ok {
+                    Cell::Pass
+                } else {
+                    Cell::Fail
+                }
+            }
+            (_, Some(g)) => {
+                if supported {
+                    tick(&format!("{} {}", row.tag, kind.id()));
+                }
+                if g.0 {
+                    Cell::Golden
+                } else {
+                    failures.extend(g.1.iter().cloned());
+                    Cell::Fail
+                }
+            }
+            (None, None) if supported && row.live => {
+                tick(&format!("{} {}", row.tag, kind.id()));
+                Cell::Fail
+            }
+            _ => {
+                if supported {
+                    tick(&format!("{} {}", row.tag, kind.id()));
+                }
+                Cell::NotApplicable
+            }
+        };
+        kinds.insert(kind.id().to_string(), cell);
+    }
+    Row {
+        tag: row.tag.clone(),
+        source: if row.live {
+            Source::Live
+        } else {
+            Source::Golden
+        },
+        kinds,
+        failures,
+    }
+}
+
+/// True when a kind has no corpus store or its corpus store passed (failures are collected).
+fn golden_ok(golden: Option<&(bool, Vec<String>)>, failures: &mut Vec<String>) -> bool {
+    match golden {
+        None | Some((true, _)) => true,
+        Some((false, why)) => {
+            failures.extend(why.iter().cloned());
+            false
+        }
+    }
+}

@@ -1,0 +1,240 @@
+//! [`OfficialLib`] / [`OfficialStore`] over `mmkv-sys` (the official library of one version,
+//! loaded in-process).
+
+use std::path::Path;
+
+use mmkv_sys::{Instance, Mode, Official};
+
+use crate::error::{Error, Result};
+use crate::kind::{Features, ModeKind, StoreKind};
+use crate::official::{OfficialLib, OfficialStore};
+use crate::value::{Value, ValueType};
+
+/// Tags built into `mmkv-sys`, oldest first.
+pub fn built_versions() -> &'static [&'static str] {
+    mmkv_sys::built_versions()
+}
+
+/// One loaded official version.
+#[derive(Debug, Clone)]
+pub struct SysLib {
+    official: Official,
+    features: Features,
+}
+
+impl SysLib {
+    /// Loads a built version.
+    pub fn load(tag: &str) -> Result<SysLib> {
+        let official = Official::load(tag).map_err(|e| Error::Official {
+            tag: tag.to_string(),
+            message: e.to_string(),
+        })?;
+        Ok(SysLib::new(official))
+    }
+
+    /// Wraps a loaded version. Features come from `versions.yaml` (as embedded in mmkv-sys),
+    /// cross-checked with what the compiled shim detected in the C++ API.
+    pub fn new(official: Official) -> SysLib {
+        let caps = official.capabilities();
+        let mut features = if official.features().is_empty() {
+            Features::from_tag(official.tag()).unwrap_or_default()
+        } else {
+            Features::from_names(official.features())
+        };
+        // The compiled API is the authority on what can be called.
+        features.key_expire &= caps.key_expire;
+        features.typed_vectors &= caps.typed_vectors;
+        features.aes256 &= caps.aes256;
+        features.has_value_flag = caps.has_value_flag;
+        features.count_filter_expire = caps.count_filter_expire;
+        features.bytes_flag = caps.get_bytes_flag;
+        SysLib { official, features }
+    }
+
+    /// The underlying handle.
+    pub fn official(&self) -> &Official {
+        &self.official
+    }
+}
+
+impl OfficialLib for SysLib {
+    fn tag(&self) -> &str {
+        self.official.tag()
+    }
+
+    fn features(&self) -> Features {
+        self.features
+    }
+
+    fn open(&self, dir: &Path, id: &str, kind: StoreKind) -> Result<Box<dyn OfficialStore>> {
+        let mode = match kind.mode() {
+            ModeKind::Single => Mode::Single,
+            ModeKind::Multi => Mode::Multi,
+        };
+        let inst = self
+            .official
+            .open(dir, id, mode, kind.crypt_key(), kind.aes256())
+            .map_err(|e| self.err(e))?;
+        Ok(Box::new(SysStore {
+            tag: self.tag().to_string(),
+            inst: Some(inst),
+        }))
+    }
+}
+
+impl SysLib {
+    fn err(&self, e: mmkv_sys::Error) -> Error {
+        Error::Official {
+            tag: self.tag().to_string(),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// One open official instance.
+#[derive(Debug)]
+pub struct SysStore {
+    tag: String,
+    inst: Option<Instance>,
+}
+
+fn utf8(bytes: Vec<u8>) -> Option<String> {
+    String::from_utf8(bytes).ok()
+}
+
+impl SysStore {
+    fn inst(&self) -> Result<&Instance> {
+        self.inst.as_ref().ok_or_else(|| Error::Official {
+            tag: self.tag.clone(),
+            message: "instance already closed".to_string(),
+        })
+    }
+
+    fn err(&self, e: mmkv_sys::Error) -> Error {
+        Error::Official {
+            tag: self.tag.clone(),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl OfficialStore for SysStore {
+    fn enable_key_expire(&mut self, default_secs: u32) -> Result<bool> {
+        let i = self.inst()?;
+        i.enable_key_expire(default_secs).map_err(|e| self.err(e))
+    }
+
+    fn set(&mut self, key: &[u8], value: &Value, expire: Option<u32>) -> Result<bool> {
+        let i = self.inst()?;
+        let r = match value {
+            Value::Bool(v) => i.set_bool(key, *v, expire),
+            Value::I32(v) => i.set_i32(key, *v, expire),
+            Value::U32(v) => i.set_u32(key, *v, expire),
+            Value::I64(v) => i.set_i64(key, *v, expire),
+            Value::U64(v) => i.set_u64(key, *v, expire),
+            Value::F32(v) => i.set_f32(key, *v, expire),
+            Value::F64(v) => i.set_f64(key, *v, expire),
+            Value::String(v) => i.set_string(key, v.as_bytes(), expire),
+            Value::Bytes(v) => i.set_bytes(key, v, expire),
+            Value::Strings(v) => i.set_string_vec(key, v, expire),
+            Value::VecI32(v) => i.set_vec_i32(key, v, expire),
+            Value::VecU32(v) => i.set_vec_u32(key, v, expire),
+            Value::VecI64(v) => i.set_vec_i64(key, v, expire),
+            Value::VecU64(v) => i.set_vec_u64(key, v, expire),
+            Value::VecF32(v) => i.set_vec_f32(key, v, expire),
+            Value::VecF64(v) => i.set_vec_f64(key, v, expire),
+        };
+        r.map_err(|e| self.err(e))
+    }
+
+    fn remove(&mut self, key: &[u8]) -> Result<()> {
+        let i = self.inst()?;
+        i.remove(key).map(|_| ()).map_err(|e| self.err(e))
+    }
+
+    fn clear_all(&mut self) -> Result<()> {
+        let i = self.inst()?;
+        i.clear_all().map_err(|e| self.err(e))
+    }
+
+    fn trim(&mut self) -> Result<()> {
+        let i = self.inst()?;
+        i.trim().map_err(|e| self.err(e))
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        let i = self.inst()?;
+        i.sync().map_err(|e| self.err(e))
+    }
+
+    /// Official getters. `getString` / `getVector<std::string>` may return bytes that are not
+    /// UTF-8 (a C++ string holds any bytes); the reader's string getters are UTF-8-only by
+    /// design, so such results are reported as `None` (the raw bytes are still compared
+    /// through `getBytes`, which decodes the same length-prefixed payload).
+    fn get(&mut self, key: &[u8], ty: ValueType) -> Result<Option<Value>> {
+        let i = self.inst()?;
+        let r = match ty {
+            ValueType::Bool => i.get_bool(key).map(|v| v.map(Value::Bool)),
+            ValueType::I32 => i.get_i32(key).map(|v| v.map(Value::I32)),
+            ValueType::U32 => i.get_u32(key).map(|v| v.map(Value::U32)),
+            ValueType::I64 => i.get_i64(key).map(|v| v.map(Value::I64)),
+            ValueType::U64 => i.get_u64(key).map(|v| v.map(Value::U64)),
+            ValueType::F32 => i.get_f32(key).map(|v| v.map(Value::F32)),
+            ValueType::F64 => i.get_f64(key).map(|v| v.map(Value::F64)),
+            ValueType::String => i
+                .get_string(key)
+                .map(|v| v.and_then(utf8).map(Value::String)),
+            ValueType::Bytes => i.get_bytes(key).map(|v| v.map(Value::Bytes)),
+            ValueType::Strings => i.get_string_vec(key).map(|v| {
+                v.and_then(|items| items.into_iter().map(utf8).collect::<Option<Vec<_>>>())
+                    .map(Value::Strings)
+            }),
+            ValueType::VecI32 => i.get_vec_i32(key).map(|v| v.map(Value::VecI32)),
+            ValueType::VecU32 => i.get_vec_u32(key).map(|v| v.map(Value::VecU32)),
+            ValueType::VecI64 => i.get_vec_i64(key).map(|v| v.map(Value::VecI64)),
+            ValueType::VecU64 => i.get_vec_u64(key).map(|v| v.map(Value::VecU64)),
+            ValueType::VecF32 => i.get_vec_f32(key).map(|v| v.map(Value::VecF32)),
+            ValueType::VecF64 => i.get_vec_f64(key).map(|v| v.map(Value::VecF64)),
+        };
+        r.map_err(|e| self.err(e))
+    }
+
+    fn contains(&mut self, key: &[u8]) -> Result<bool> {
+        let i = self.inst()?;
+        i.contains(key).map_err(|e| self.err(e))
+    }
+
+    fn all_keys(&mut self, filter_expire: bool) -> Result<Vec<Vec<u8>>> {
+        let i = self.inst()?;
+        let r = if filter_expire {
+            match i.all_keys_filtered() {
+                Err(mmkv_sys::Error::Unsupported { .. }) => i.all_keys(),
+                other => other,
+            }
+        } else {
+            i.all_keys()
+        };
+        r.map_err(|e| self.err(e))
+    }
+
+    fn count(&mut self, filter_expire: bool) -> Result<usize> {
+        let i = self.inst()?;
+        let r = if filter_expire {
+            match i.count_filtered() {
+                Err(mmkv_sys::Error::Unsupported { .. }) => i.count(),
+                other => other,
+            }
+        } else {
+            i.count()
+        };
+        r.map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+            .map_err(|e| self.err(e))
+    }
+
+    fn close(&mut self) -> Result<()> {
+        match self.inst.take() {
+            Some(i) => i.close().map_err(|e| self.err(e)),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! File shrinking under the reader: the official library (newest built version, MULTI_PROCESS)
+//! in a child process (`robust-writer shrink`) repeatedly grows the data file to megabytes with
+//! big values, removes most of them, `trim()`s (the file is truncated), writes again and
+//! `clearAll()`s (truncated to one page), while reader threads reload continuously
+//! (`Store::refresh`, check-on-read snapshots, copy getters) and poll the file size.
+//!
+//! A reader that memory-mapped the data file would take SIGBUS touching pages past the new
+//! end; `mmkv_reader` reads it with `pread` into owned memory under the shared lock, so the
+//! test process must survive, and every value it sees must be one the writer wrote.
+//!
+//! `MMKV_SHRINK_CYCLES` (default 20) changes the number of grow/trim/clear cycles.
+
+mod robust;
+
+use robust::workload::shrink_ops;
+use robust::{env_or, run, Spec};
+
+const KEYS: usize = 64;
+
+#[test]
+fn file_shrinks_while_readers_reload() {
+    let cycles = env_or("MMKV_SHRINK_CYCLES", 20);
+    let spec = Spec {
+        workload: "shrink",
+        args: vec!["--cycles".into(), cycles.to_string()],
+        ops: shrink_ops(cycles, KEYS),
+        keys: KEYS,
+        readers: 4,
+    };
+    let o = run(&spec);
+    eprintln!("shrink: {o:#?}");
+    assert!(
+        o.snapshots > 0 && o.values_checked > 0,
+        "readers read nothing"
+    );
+    // The writer really truncated the file, repeatedly, from megabytes.
+    assert!(o.writer.file_shrinks >= cycles as u64, "{:?}", o.writer);
+    assert!(o.writer.max_file_size >= 1 << 20, "{:?}", o.writer);
+    // And the readers were reading while it did.
+    assert!(
+        o.file_shrinks_seen + o.region_shrinks_seen > 0,
+        "readers never observed a shrink"
+    );
+}
