@@ -32,6 +32,7 @@ struct Built {
     tag: String,
     library: PathBuf,
     origin: String,
+    core: PathBuf,
 }
 
 fn env(name: &str) -> Option<String> {
@@ -49,7 +50,13 @@ fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let root = manifest.parent().expect("workspace root").to_path_buf();
     let yaml = root.join("versions.yaml");
-    for p in ["build.rs", "src/versions.rs", "build_support/fetch.rs", "shim", "src/bridge.rs"] {
+    for p in [
+        "build.rs",
+        "src/versions.rs",
+        "build_support/fetch.rs",
+        "shim",
+        "src/bridge.rs",
+    ] {
         println!("cargo:rerun-if-changed={}", manifest.join(p).display());
     }
     println!("cargo:rerun-if-changed={}", yaml.display());
@@ -65,22 +72,32 @@ fn main() {
     println!("cargo:rustc-link-lib=dl");
 
     let file = versions::load_versions(&yaml).unwrap_or_else(|e| fail(&e.to_string()));
-    let vendor = env("MMKV_VENDOR_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("vendor"));
+    let vendor = env("MMKV_VENDOR_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("vendor"));
     let jobs = select(&file).unwrap_or_else(|e| fail(&e));
 
     // Resolve sources first (sequentially: downloads and their errors in order).
     let mut resolved = Vec::new();
     for job in jobs {
-        let core = fetch::resolve(&job.entry, job.override_dir.as_deref(), &vendor).unwrap_or_else(|e| fail(&e));
+        let core = fetch::resolve(&job.entry, job.override_dir.as_deref(), &vendor)
+            .unwrap_or_else(|e| fail(&e));
         if job.override_dir.is_some() {
             println!("cargo:rerun-if-changed={}", core.path.display());
         }
-        eprintln!("mmkv-sys: {} from {}", job.entry.tag, core.origin.describe());
+        eprintln!(
+            "mmkv-sys: {} from {}",
+            job.entry.tag,
+            core.origin.describe()
+        );
         resolved.push((job.entry, core));
     }
 
     let compiler = cc::Build::new().cpp(true).get_compiler();
-    let parallel: usize = env("MMKV_SYS_JOBS").and_then(|j| j.parse().ok()).filter(|&j| j > 0).unwrap_or(2);
+    let parallel: usize = env("MMKV_SYS_JOBS")
+        .and_then(|j| j.parse().ok())
+        .filter(|&j| j > 0)
+        .unwrap_or(2);
     // Each cmake build runs one compiler at a time; `parallel` versions build at once.
     std::env::set_var("NUM_JOBS", "1");
     let queue = Mutex::new(resolved.iter().collect::<Vec<_>>());
@@ -88,13 +105,29 @@ fn main() {
     std::thread::scope(|s| {
         for _ in 0..parallel {
             s.spawn(|| loop {
-                let Some((entry, core)) = queue.lock().expect("queue").pop() else { break };
+                let Some((entry, core)) = queue.lock().expect("queue").pop() else {
+                    break;
+                };
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    build_version(entry, &core.path, &out, &manifest.join("shim"), compiler.path())
+                    build_version(
+                        entry,
+                        &core.path,
+                        &out,
+                        &manifest.join("shim"),
+                        compiler.path(),
+                    )
                 }))
                 .unwrap_or_else(|_| Err("the cmake build panicked (see the output above)".into()));
-                let r = r.map(|library| Built { tag: entry.tag.clone(), library, origin: core.origin.describe() });
-                results.lock().expect("results").push((entry.tag.clone(), r));
+                let r = r.map(|library| Built {
+                    tag: entry.tag.clone(),
+                    library,
+                    origin: core.origin.describe(),
+                    core: core.path.clone(),
+                });
+                results
+                    .lock()
+                    .expect("results")
+                    .push((entry.tag.clone(), r));
             });
         }
     });
@@ -113,12 +146,19 @@ fn main() {
 /// with an override set, plus MMKV_EXTRA_TAGS.
 fn select(file: &versions::VersionsFile) -> Result<Vec<Job>, String> {
     let extra: Vec<String> = env("MMKV_EXTRA_TAGS")
-        .map(|v| v.split(',').map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).collect())
+        .map(|v| {
+            v.split(',')
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty())
+                .collect()
+        })
         .unwrap_or_default();
     let mut entries: Vec<VersionEntry> = file.versions.clone();
     for tag in &extra {
         if tag_number(tag).is_none() {
-            return Err(format!("MMKV_EXTRA_TAGS: bad tag `{tag}` (expected vMAJOR.MINOR.PATCH[-suffix])"));
+            return Err(format!(
+                "MMKV_EXTRA_TAGS: bad tag `{tag}` (expected vMAJOR.MINOR.PATCH[-suffix])"
+            ));
         }
         if file.get(tag).is_none() {
             entries.push(VersionEntry {
@@ -130,7 +170,8 @@ fn select(file: &versions::VersionsFile) -> Result<Vec<Job>, String> {
             });
         }
     }
-    let overrides: Vec<Option<String>> = entries.iter().map(|e| env(&override_var(&e.tag))).collect();
+    let overrides: Vec<Option<String>> =
+        entries.iter().map(|e| env(&override_var(&e.tag))).collect();
     let chosen: Vec<usize> = match env("MMKV_VERSIONS") {
         Some(list) if list.trim() == "none" => Vec::new(),
         Some(list) => {
@@ -145,7 +186,9 @@ fn select(file: &versions::VersionsFile) -> Result<Vec<Job>, String> {
             }
             idx
         }
-        None => (0..entries.len()).filter(|&i| entries[i].is_reachable() || overrides[i].is_some()).collect(),
+        None => (0..entries.len())
+            .filter(|&i| entries[i].is_reachable() || overrides[i].is_some())
+            .collect(),
     };
     let mut jobs = Vec::new();
     for i in chosen {
@@ -158,7 +201,10 @@ fn select(file: &versions::VersionsFile) -> Result<Vec<Job>, String> {
                 override_var(&entry.tag)
             ));
         }
-        jobs.push(Job { entry, override_dir });
+        jobs.push(Job {
+            entry,
+            override_dir,
+        });
     }
     Ok(jobs)
 }
@@ -170,11 +216,19 @@ fn hash_of<T: Hash>(t: T) -> u64 {
 }
 
 /// cmake-builds Core (static, PIC, Release) and links shim + Core into libmmkv_shim_<tag>.so.
-fn build_version(entry: &VersionEntry, core: &Path, out: &Path, shim: &Path, cxx: &Path) -> Result<PathBuf, String> {
+fn build_version(
+    entry: &VersionEntry,
+    core: &Path,
+    out: &Path,
+    shim: &Path,
+    cxx: &Path,
+) -> Result<PathBuf, String> {
     let tag = &entry.tag;
     let number = tag_number(tag).ok_or_else(|| format!("bad tag {tag}"))?;
     let flags = entry.cxxflags();
-    let build_root = out.join("cores").join(format!("{tag}-{:016x}", hash_of((core, flags))));
+    let build_root = out
+        .join("cores")
+        .join(format!("{tag}-{:016x}", hash_of((core, flags))));
     let mut cfg = cmake::Config::new(core);
     cfg.out_dir(&build_root)
         .profile("Release")
@@ -190,7 +244,8 @@ fn build_version(entry: &VersionEntry, core: &Path, out: &Path, shim: &Path, cxx
         return Err(format!("cmake produced no {}", libcore.display()));
     }
     // Core links the system zlib when its CMakeLists finds one (else it embeds its own).
-    let cache = std::fs::read_to_string(dst.join("build").join("CMakeCache.txt")).unwrap_or_default();
+    let cache =
+        std::fs::read_to_string(dst.join("build").join("CMakeCache.txt")).unwrap_or_default();
     let zlib = cache
         .lines()
         .find_map(|l| l.strip_prefix("zlib:FILEPATH="))
@@ -225,14 +280,28 @@ fn build_version(entry: &VersionEntry, core: &Path, out: &Path, shim: &Path, cxx
     let meta = std::fs::metadata(&libcore).map_err(|e| e.to_string())?;
     let mut fp = String::new();
     for f in ["shim.cpp", "shim_api.h", "shim.map"] {
-        let _ = write!(fp, "{:x};", hash_of(std::fs::read(shim.join(f)).unwrap_or_default()));
+        let _ = write!(
+            fp,
+            "{:x};",
+            hash_of(std::fs::read(shim.join(f)).unwrap_or_default())
+        );
     }
-    let _ = write!(fp, "{:?};{};{:?};{:?}", args, meta.len(), meta.modified().ok(), cxx);
+    let _ = write!(
+        fp,
+        "{:?};{};{:?};{:?}",
+        args,
+        meta.len(),
+        meta.modified().ok(),
+        cxx
+    );
     let fp_file = so.with_extension("so.fingerprint");
     if so.is_file() && std::fs::read_to_string(&fp_file).ok().as_deref() == Some(fp.as_str()) {
         return Ok(so);
     }
-    let output = Command::new(cxx).args(&args).output().map_err(|e| format!("cannot run {}: {e}", cxx.display()))?;
+    let output = Command::new(cxx)
+        .args(&args)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", cxx.display()))?;
     if !output.status.success() {
         return Err(format!(
             "compiling/linking the shim failed:\n{} {}\n{}",
@@ -246,7 +315,8 @@ fn build_version(entry: &VersionEntry, core: &Path, out: &Path, shim: &Path, cxx
 }
 
 fn write_built(out: &Path, built: &[Built]) {
-    let mut s = String::from("// Generated by mmkv-sys/build.rs: the versions this build produced.\n");
+    let mut s =
+        String::from("// Generated by mmkv-sys/build.rs: the versions this build produced.\n");
     s.push_str("pub(crate) static BUILT_TAGS: &[&str] = &[");
     for b in built {
         let _ = write!(s, "{:?}, ", b.tag);
@@ -255,12 +325,14 @@ fn write_built(out: &Path, built: &[Built]) {
     for b in built {
         let _ = writeln!(
             s,
-            "    crate::BuiltVersion {{ tag: {:?}, library: {:?}, origin: {:?} }},",
+            "    crate::BuiltVersion {{ tag: {:?}, library: {:?}, origin: {:?}, core: {:?} }},",
             b.tag,
             b.library.display().to_string(),
-            b.origin
+            b.origin,
+            b.core.display().to_string()
         );
     }
     s.push_str("];\n");
-    std::fs::write(out.join("built_versions.rs"), s).unwrap_or_else(|e| fail(&format!("write built_versions.rs: {e}")));
+    std::fs::write(out.join("built_versions.rs"), s)
+        .unwrap_or_else(|e| fail(&format!("write built_versions.rs: {e}")));
 }

@@ -47,7 +47,10 @@ fn manual_help(tag: &str) -> String {
 fn check_core(dir: &Path) -> Result<(), String> {
     for f in ["CMakeLists.txt", "MMKV.h", "MMKVPredef.h"] {
         if !dir.join(f).is_file() {
-            return Err(format!("{} has no {f}: not an MMKV Core directory", dir.display()));
+            return Err(format!(
+                "{} has no {f}: not an MMKV Core directory",
+                dir.display()
+            ));
         }
     }
     Ok(())
@@ -55,17 +58,29 @@ fn check_core(dir: &Path) -> Result<(), String> {
 
 /// The stamp written next to a vendored Core: what was extracted, from what.
 fn stamp_text(npm: &NpmSource) -> String {
-    format!("{}@{}\n{}\n{}\n", npm.package, npm.version, npm.integrity, npm.path)
+    format!(
+        "{}@{}\n{}\n{}\n",
+        npm.package, npm.version, npm.integrity, npm.path
+    )
 }
 
 /// Resolves the Core directory of `entry` (override first, then the cache, then a download).
-pub fn resolve(entry: &VersionEntry, override_dir: Option<&str>, vendor: &Path) -> Result<CoreDir, String> {
+pub fn resolve(
+    entry: &VersionEntry,
+    override_dir: Option<&str>,
+    vendor: &Path,
+) -> Result<CoreDir, String> {
     let tag = &entry.tag;
     if let Some(dir) = override_dir {
         let path = PathBuf::from(dir);
         check_core(&path).map_err(|e| format!("{tag}: {} = {dir}: {e}", override_var(tag)))?;
-        let path = path.canonicalize().map_err(|e| format!("{tag}: {dir}: {e}"))?;
-        return Ok(CoreDir { path, origin: Origin::Override(override_var(tag)) });
+        let path = path
+            .canonicalize()
+            .map_err(|e| format!("{tag}: {dir}: {e}"))?;
+        return Ok(CoreDir {
+            path,
+            origin: Origin::Override(override_var(tag)),
+        });
     }
     let npm = match &entry.source {
         Source::Npm(npm) => npm,
@@ -79,18 +94,34 @@ pub fn resolve(entry: &VersionEntry, override_dir: Option<&str>, vendor: &Path) 
     let tag_dir = vendor.join(tag);
     let core = tag_dir.join("Core");
     let stamp = tag_dir.join("stamp");
-    if fs::read_to_string(&stamp).ok().as_deref() == Some(stamp_text(npm).as_str()) && check_core(&core).is_ok() {
-        return Ok(CoreDir { path: core, origin: Origin::Cached(format!("{}@{}", npm.package, npm.version)) });
+    if fs::read_to_string(&stamp).ok().as_deref() == Some(stamp_text(npm).as_str())
+        && check_core(&core).is_ok()
+    {
+        return Ok(CoreDir {
+            path: core,
+            origin: Origin::Cached(format!("{}@{}", npm.package, npm.version)),
+        });
     }
     fetch(tag, npm, vendor).map_err(|e| {
-        format!("{tag}: cannot obtain {}@{} from the npm registry: {e}. {}", npm.package, npm.version, manual_help(tag))
+        format!(
+            "{tag}: cannot obtain {}@{} from the npm registry: {e}. {}",
+            npm.package,
+            npm.version,
+            manual_help(tag)
+        )
     })?;
-    Ok(CoreDir { path: core, origin: Origin::Fetched(format!("{}@{}", npm.package, npm.version)) })
+    Ok(CoreDir {
+        path: core,
+        origin: Origin::Fetched(format!("{}@{}", npm.package, npm.version)),
+    })
 }
 
 /// `sha512-<base64>` of `data`, the format of npm's `dist.integrity`.
 pub fn integrity_of(data: &[u8]) -> String {
-    format!("sha512-{}", base64::engine::general_purpose::STANDARD.encode(Sha512::digest(data)))
+    format!(
+        "sha512-{}",
+        base64::engine::general_purpose::STANDARD.encode(Sha512::digest(data))
+    )
 }
 
 fn fetch(tag: &str, npm: &NpmSource, vendor: &Path) -> Result<(), String> {
@@ -108,7 +139,13 @@ fn fetch_into(tag: &str, npm: &NpmSource, vendor: &Path, work: &Path) -> Result<
     let packs = work.join("pack");
     fs::create_dir_all(&packs).map_err(|e| e.to_string())?;
     let out = Command::new("npm")
-        .args(["pack", &spec, "--ignore-scripts", "--silent", "--pack-destination"])
+        .args([
+            "pack",
+            &spec,
+            "--ignore-scripts",
+            "--silent",
+            "--pack-destination",
+        ])
         .arg(&packs)
         .output()
         .map_err(|e| format!("cannot run `npm pack {spec}` ({e}); is npm installed?"))?;
@@ -127,7 +164,10 @@ fn fetch_into(tag: &str, npm: &NpmSource, vendor: &Path, work: &Path) -> Result<
     let data = fs::read(&tgz).map_err(|e| format!("read {}: {e}", tgz.display()))?;
     let got = integrity_of(&data);
     if got != npm.integrity {
-        return Err(format!("integrity mismatch for {spec}: versions.yaml pins {}, the tarball is {got}", npm.integrity));
+        return Err(format!(
+            "integrity mismatch for {spec}: versions.yaml pins {}, the tarball is {got}",
+            npm.integrity
+        ));
     }
     let staged = work.join(tag);
     let core = staged.join("Core");
@@ -141,7 +181,8 @@ fn fetch_into(tag: &str, npm: &NpmSource, vendor: &Path, work: &Path) -> Result<
     let _ = fs::remove_dir_all(&dest);
     if let Err(e) = fs::rename(&staged, &dest) {
         // Another build may have finished the same fetch first: accept its result.
-        if fs::read_to_string(dest.join("stamp")).ok().as_deref() != Some(stamp_text(npm).as_str()) {
+        if fs::read_to_string(dest.join("stamp")).ok().as_deref() != Some(stamp_text(npm).as_str())
+        {
             return Err(format!("move into {}: {e}", dest.display()));
         }
     }
@@ -156,8 +197,13 @@ pub fn extract_subdir(tgz: &[u8], prefix: &str, dest: &Path) -> Result<usize, St
     let mut count = 0;
     for entry in archive.entries().map_err(|e| format!("bad tarball: {e}"))? {
         let mut entry = entry.map_err(|e| format!("bad tarball entry: {e}"))?;
-        let path = entry.path().map_err(|e| format!("bad path in tarball: {e}"))?.into_owned();
-        let Ok(rel) = path.strip_prefix(prefix) else { continue };
+        let path = entry
+            .path()
+            .map_err(|e| format!("bad path in tarball: {e}"))?
+            .into_owned();
+        let Ok(rel) = path.strip_prefix(prefix) else {
+            continue;
+        };
         if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
             return Err(format!("refusing tarball path {}", path.display()));
         }
@@ -169,7 +215,9 @@ pub fn extract_subdir(tgz: &[u8], prefix: &str, dest: &Path) -> Result<usize, St
             fs::create_dir_all(parent).map_err(|e| format!("create {}: {e}", parent.display()))?;
         }
         let mut buf = Vec::new();
-        entry.read_to_end(&mut buf).map_err(|e| format!("read {}: {e}", path.display()))?;
+        entry
+            .read_to_end(&mut buf)
+            .map_err(|e| format!("read {}: {e}", path.display()))?;
         fs::write(&target, buf).map_err(|e| format!("write {}: {e}", target.display()))?;
         count += 1;
     }

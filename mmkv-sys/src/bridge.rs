@@ -1,5 +1,6 @@
 //! The cxx bridge to the C++ loader (shim/bridge.cc): one `ShimLibrary` per loaded version.
 
+#[allow(clippy::too_many_arguments)]
 #[cxx::bridge(namespace = "mmkv_sys")]
 pub(crate) mod ffi {
     unsafe extern "C++" {
@@ -14,20 +15,91 @@ pub(crate) mod ffi {
         fn caps(self: &ShimLibrary) -> u64;
         fn set_error_strategy(self: &ShimLibrary, recover: bool) -> Result<()>;
 
-        fn open(self: &ShimLibrary, dir: &[u8], id: &[u8], multi: bool, key: &[u8], has_key: bool, aes256: bool) -> Result<usize>;
+        fn open(
+            self: &ShimLibrary,
+            dir: &[u8],
+            id: &[u8],
+            multi: bool,
+            key: &[u8],
+            has_key: bool,
+            aes256: bool,
+        ) -> Result<usize>;
         fn close(self: &ShimLibrary, h: usize) -> Result<()>;
         fn enable_key_expire(self: &ShimLibrary, h: usize, secs: u32) -> Result<bool>;
         fn disable_key_expire(self: &ShimLibrary, h: usize) -> Result<bool>;
 
-        fn set_bool(self: &ShimLibrary, h: usize, key: &[u8], v: bool, has_expire: bool, expire: u32) -> Result<bool>;
-        fn set_i32(self: &ShimLibrary, h: usize, key: &[u8], v: i32, has_expire: bool, expire: u32) -> Result<bool>;
-        fn set_u32(self: &ShimLibrary, h: usize, key: &[u8], v: u32, has_expire: bool, expire: u32) -> Result<bool>;
-        fn set_i64(self: &ShimLibrary, h: usize, key: &[u8], v: i64, has_expire: bool, expire: u32) -> Result<bool>;
-        fn set_u64(self: &ShimLibrary, h: usize, key: &[u8], v: u64, has_expire: bool, expire: u32) -> Result<bool>;
-        fn set_f32(self: &ShimLibrary, h: usize, key: &[u8], v: f32, has_expire: bool, expire: u32) -> Result<bool>;
-        fn set_f64(self: &ShimLibrary, h: usize, key: &[u8], v: f64, has_expire: bool, expire: u32) -> Result<bool>;
-        fn set_string(self: &ShimLibrary, h: usize, key: &[u8], v: &[u8], has_expire: bool, expire: u32) -> Result<bool>;
-        fn set_bytes(self: &ShimLibrary, h: usize, key: &[u8], v: &[u8], has_expire: bool, expire: u32) -> Result<bool>;
+        fn set_bool(
+            self: &ShimLibrary,
+            h: usize,
+            key: &[u8],
+            v: bool,
+            has_expire: bool,
+            expire: u32,
+        ) -> Result<bool>;
+        fn set_i32(
+            self: &ShimLibrary,
+            h: usize,
+            key: &[u8],
+            v: i32,
+            has_expire: bool,
+            expire: u32,
+        ) -> Result<bool>;
+        fn set_u32(
+            self: &ShimLibrary,
+            h: usize,
+            key: &[u8],
+            v: u32,
+            has_expire: bool,
+            expire: u32,
+        ) -> Result<bool>;
+        fn set_i64(
+            self: &ShimLibrary,
+            h: usize,
+            key: &[u8],
+            v: i64,
+            has_expire: bool,
+            expire: u32,
+        ) -> Result<bool>;
+        fn set_u64(
+            self: &ShimLibrary,
+            h: usize,
+            key: &[u8],
+            v: u64,
+            has_expire: bool,
+            expire: u32,
+        ) -> Result<bool>;
+        fn set_f32(
+            self: &ShimLibrary,
+            h: usize,
+            key: &[u8],
+            v: f32,
+            has_expire: bool,
+            expire: u32,
+        ) -> Result<bool>;
+        fn set_f64(
+            self: &ShimLibrary,
+            h: usize,
+            key: &[u8],
+            v: f64,
+            has_expire: bool,
+            expire: u32,
+        ) -> Result<bool>;
+        fn set_string(
+            self: &ShimLibrary,
+            h: usize,
+            key: &[u8],
+            v: &[u8],
+            has_expire: bool,
+            expire: u32,
+        ) -> Result<bool>;
+        fn set_bytes(
+            self: &ShimLibrary,
+            h: usize,
+            key: &[u8],
+            v: &[u8],
+            has_expire: bool,
+            expire: u32,
+        ) -> Result<bool>;
         fn set_string_vec(
             self: &ShimLibrary,
             h: usize,
@@ -57,15 +129,33 @@ pub(crate) mod ffi {
         fn get_f64(self: &ShimLibrary, h: usize, key: &[u8], out: &mut f64) -> Result<bool>;
         fn get_string(self: &ShimLibrary, h: usize, key: &[u8], out: &mut Vec<u8>) -> Result<bool>;
         fn get_bytes(self: &ShimLibrary, h: usize, key: &[u8], out: &mut Vec<u8>) -> Result<bool>;
-        fn get_string_vec(self: &ShimLibrary, h: usize, key: &[u8], data: &mut Vec<u8>, lens: &mut Vec<usize>) -> Result<bool>;
-        fn get_vec(self: &ShimLibrary, h: usize, key: &[u8], kind: i32, raw: &mut Vec<u8>) -> Result<bool>;
+        fn get_string_vec(
+            self: &ShimLibrary,
+            h: usize,
+            key: &[u8],
+            data: &mut Vec<u8>,
+            lens: &mut Vec<usize>,
+        ) -> Result<bool>;
+        fn get_vec(
+            self: &ShimLibrary,
+            h: usize,
+            key: &[u8],
+            kind: i32,
+            raw: &mut Vec<u8>,
+        ) -> Result<bool>;
 
         fn remove(self: &ShimLibrary, h: usize, key: &[u8]) -> Result<i32>;
         fn clear_all(self: &ShimLibrary, h: usize, keep_space: bool) -> Result<()>;
         fn trim(self: &ShimLibrary, h: usize) -> Result<()>;
         fn sync(self: &ShimLibrary, h: usize, synchronous: bool) -> Result<()>;
         fn clear_memory_cache(self: &ShimLibrary, h: usize) -> Result<()>;
-        fn all_keys(self: &ShimLibrary, h: usize, filter_expire: bool, data: &mut Vec<u8>, lens: &mut Vec<usize>) -> Result<()>;
+        fn all_keys(
+            self: &ShimLibrary,
+            h: usize,
+            filter_expire: bool,
+            data: &mut Vec<u8>,
+            lens: &mut Vec<usize>,
+        ) -> Result<()>;
         fn count(self: &ShimLibrary, h: usize, filter_expire: bool) -> Result<u64>;
         fn contains(self: &ShimLibrary, h: usize, key: &[u8]) -> Result<bool>;
         fn total_size(self: &ShimLibrary, h: usize) -> Result<u64>;

@@ -56,6 +56,8 @@ pub struct BuiltVersion {
     pub library: &'static str,
     /// Where its Core sources came from (override variable, vendored package, …).
     pub origin: &'static str,
+    /// The Core source directory it was built from.
+    pub core: &'static str,
 }
 
 include!(concat!(env!("OUT_DIR"), "/built_versions.rs"));
@@ -189,14 +191,23 @@ impl Lib {
     fn err(&self, e: cxx::Exception) -> Error {
         let msg = e.what();
         if let Some(what) = msg.strip_prefix("unsupported: ") {
-            Error::Unsupported { tag: self.tag.clone(), what: what.to_string() }
+            Error::Unsupported {
+                tag: self.tag.clone(),
+                what: what.to_string(),
+            }
         } else {
-            Error::Library { tag: self.tag.clone(), message: msg.to_string() }
+            Error::Library {
+                tag: self.tag.clone(),
+                message: msg.to_string(),
+            }
         }
     }
 
     fn unsupported(&self, what: &str) -> Error {
-        Error::Unsupported { tag: self.tag.clone(), what: what.to_string() }
+        Error::Unsupported {
+            tag: self.tag.clone(),
+            what: what.to_string(),
+        }
     }
 }
 
@@ -214,14 +225,20 @@ pub struct Official {
 
 impl std::fmt::Debug for Official {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Official").field("tag", &self.lib.tag).field("library", &self.lib.path).finish()
+        f.debug_struct("Official")
+            .field("tag", &self.lib.tag)
+            .field("library", &self.lib.path)
+            .finish()
     }
 }
 
 impl Official {
     /// Loads a built version by tag (one of [`built_versions`]).
     pub fn load(tag: &str) -> Result<Official> {
-        let b = BUILT.iter().find(|b| b.tag == tag).ok_or_else(|| Error::NotBuilt(tag.to_string()))?;
+        let b = BUILT
+            .iter()
+            .find(|b| b.tag == tag)
+            .ok_or_else(|| Error::NotBuilt(tag.to_string()))?;
         Self::load_from_path(tag, Path::new(b.library))
     }
 
@@ -229,16 +246,27 @@ impl Official {
     /// The tag is only used for messages and [`Official::features`].
     pub fn load_from_path(tag: &str, library: &Path) -> Result<Official> {
         let mut libs = registry().lock().unwrap_or_else(|p| p.into_inner());
-        let key = library.canonicalize().unwrap_or_else(|_| library.to_path_buf());
+        let key = library
+            .canonicalize()
+            .unwrap_or_else(|_| library.to_path_buf());
         if let Some(lib) = libs.get(&key) {
             return Ok(Official { lib: lib.clone() });
         }
-        let path_str = key
-            .to_str()
-            .ok_or_else(|| Error::InvalidArgument(format!("library path {} is not UTF-8", key.display())))?;
-        let ffi = ffi::load_shim(path_str).map_err(|e| Error::Load { tag: tag.to_string(), message: e.what().to_string() })?;
+        let path_str = key.to_str().ok_or_else(|| {
+            Error::InvalidArgument(format!("library path {} is not UTF-8", key.display()))
+        })?;
+        let ffi = ffi::load_shim(path_str).map_err(|e| Error::Load {
+            tag: tag.to_string(),
+            message: e.what().to_string(),
+        })?;
         let caps = Capabilities::from_bits(ffi.caps());
-        let lib = Arc::new(Lib { tag: tag.to_string(), path: key.clone(), ffi, caps, open: Mutex::new(HashMap::new()) });
+        let lib = Arc::new(Lib {
+            tag: tag.to_string(),
+            path: key.clone(),
+            ffi,
+            caps,
+            open: Mutex::new(HashMap::new()),
+        });
         libs.insert(key, lib.clone());
         Ok(Official { lib })
     }
@@ -270,12 +298,18 @@ impl Official {
 
     /// The tag's features from `versions.yaml` (empty for a tag not listed there).
     pub fn features(&self) -> &'static [String] {
-        versions::embedded().get(&self.lib.tag).map(|e| e.features.as_slice()).unwrap_or(&[])
+        versions::embedded()
+            .get(&self.lib.tag)
+            .map(|e| e.features.as_slice())
+            .unwrap_or(&[])
     }
 
     /// Sets this version's error strategy for later loads (process-wide for this version).
     pub fn set_error_strategy(&self, strategy: ErrorStrategy) -> Result<()> {
-        self.lib.shim().set_error_strategy(strategy == ErrorStrategy::Recover).map_err(|e| self.lib.err(e))
+        self.lib
+            .shim()
+            .set_error_strategy(strategy == ErrorStrategy::Recover)
+            .map_err(|e| self.lib.err(e))
     }
 
     /// Opens (or creates) store `id` in directory `dir` (`mmkvWithID(id, mode, cryptKey, &dir)`).
@@ -283,7 +317,14 @@ impl Official {
     /// `crypt_key`: `None` for plaintext; the bytes as given to the library otherwise (it pads
     /// or truncates them to 16 bytes, 32 with `aes256`). `aes256` needs v2.3.0+.
     /// The first open of a loaded version also calls `initializeMMKV(dir)` (log level none).
-    pub fn open(&self, dir: &Path, id: &str, mode: Mode, crypt_key: Option<&[u8]>, aes256: bool) -> Result<Instance> {
+    pub fn open(
+        &self,
+        dir: &Path,
+        id: &str,
+        mode: Mode,
+        crypt_key: Option<&[u8]>,
+        aes256: bool,
+    ) -> Result<Instance> {
         use std::os::unix::ffi::OsStrExt;
         if id.is_empty() {
             return Err(Error::InvalidArgument("empty store id".into()));
@@ -299,11 +340,24 @@ impl Official {
         let handle = self
             .lib
             .shim()
-            .open(dir_bytes, id.as_bytes(), mode == Mode::Multi, key, crypt_key.is_some(), aes256)
+            .open(
+                dir_bytes,
+                id.as_bytes(),
+                mode == Mode::Multi,
+                key,
+                crypt_key.is_some(),
+                aes256,
+            )
             .map_err(|e| self.lib.err(e))?;
         let mut open = self.lib.open.lock().unwrap_or_else(|p| p.into_inner());
         *open.entry(handle).or_insert(0) += 1;
-        Ok(Instance { lib: self.lib.clone(), handle, id: id.to_string(), dir: dir.to_path_buf(), closed: false })
+        Ok(Instance {
+            lib: self.lib.clone(),
+            handle,
+            id: id.to_string(),
+            dir: dir.to_path_buf(),
+            closed: false,
+        })
     }
 }
 
@@ -318,7 +372,11 @@ pub struct Instance {
 
 impl std::fmt::Debug for Instance {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Instance").field("tag", &self.lib.tag).field("id", &self.id).field("dir", &self.dir).finish()
+        f.debug_struct("Instance")
+            .field("tag", &self.lib.tag)
+            .field("id", &self.id)
+            .field("dir", &self.dir)
+            .finish()
     }
 }
 
@@ -438,7 +496,9 @@ impl Instance {
         if !self.lib.caps.key_expire {
             return Err(self.lib.unsupported("enableAutoKeyExpire"));
         }
-        self.shim().enable_key_expire(self.handle, default_secs).map_err(|e| self.lib.err(e))
+        self.shim()
+            .enable_key_expire(self.handle, default_secs)
+            .map_err(|e| self.lib.err(e))
     }
 
     /// `disableAutoKeyExpire()` (v1.3.0+).
@@ -446,7 +506,9 @@ impl Instance {
         if !self.lib.caps.key_expire {
             return Err(self.lib.unsupported("disableAutoKeyExpire"));
         }
-        self.shim().disable_key_expire(self.handle).map_err(|e| self.lib.err(e))
+        self.shim()
+            .disable_key_expire(self.handle)
+            .map_err(|e| self.lib.err(e))
     }
 
     scalar_accessors! {
@@ -460,21 +522,45 @@ impl Instance {
     }
 
     /// `set(const std::string &value, key[, expireDuration])`; the value may be any bytes.
-    pub fn set_string(&self, key: &[u8], value: impl AsRef<[u8]>, expire: Option<u32>) -> Result<bool> {
+    pub fn set_string(
+        &self,
+        key: &[u8],
+        value: impl AsRef<[u8]>,
+        expire: Option<u32>,
+    ) -> Result<bool> {
         self.check_expire(expire)?;
         self.shim()
-            .set_string(self.handle, key, value.as_ref(), expire.is_some(), expire.unwrap_or(0))
+            .set_string(
+                self.handle,
+                key,
+                value.as_ref(),
+                expire.is_some(),
+                expire.unwrap_or(0),
+            )
             .map_err(|e| self.lib.err(e))
     }
 
     /// `set(const mmkv::MMBuffer &value, key[, expireDuration])`.
     pub fn set_bytes(&self, key: &[u8], value: &[u8], expire: Option<u32>) -> Result<bool> {
         self.check_expire(expire)?;
-        self.shim().set_bytes(self.handle, key, value, expire.is_some(), expire.unwrap_or(0)).map_err(|e| self.lib.err(e))
+        self.shim()
+            .set_bytes(
+                self.handle,
+                key,
+                value,
+                expire.is_some(),
+                expire.unwrap_or(0),
+            )
+            .map_err(|e| self.lib.err(e))
     }
 
     /// `set(const std::vector<std::string> &value, key[, expireDuration])`.
-    pub fn set_string_vec<S: AsRef<[u8]>>(&self, key: &[u8], value: &[S], expire: Option<u32>) -> Result<bool> {
+    pub fn set_string_vec<S: AsRef<[u8]>>(
+        &self,
+        key: &[u8],
+        value: &[S],
+        expire: Option<u32>,
+    ) -> Result<bool> {
         self.check_expire(expire)?;
         let mut data = Vec::new();
         let mut offsets = Vec::with_capacity(value.len() + 1);
@@ -484,11 +570,23 @@ impl Instance {
             offsets.push(data.len());
         }
         self.shim()
-            .set_string_vec(self.handle, key, &data, &offsets, expire.is_some(), expire.unwrap_or(0))
+            .set_string_vec(
+                self.handle,
+                key,
+                &data,
+                &offsets,
+                expire.is_some(),
+                expire.unwrap_or(0),
+            )
             .map_err(|e| self.lib.err(e))
     }
 
-    fn set_typed_vec<T: VecItem>(&self, key: &[u8], value: &[T], expire: Option<u32>) -> Result<bool> {
+    fn set_typed_vec<T: VecItem>(
+        &self,
+        key: &[u8],
+        value: &[T],
+        expire: Option<u32>,
+    ) -> Result<bool> {
         if !self.lib.caps.typed_vectors {
             return Err(self.lib.unsupported("typed vectors"));
         }
@@ -498,7 +596,15 @@ impl Instance {
             v.write(&mut raw);
         }
         self.shim()
-            .set_vec(self.handle, key, T::KIND, &raw, value.len(), expire.is_some(), expire.unwrap_or(0))
+            .set_vec(
+                self.handle,
+                key,
+                T::KIND,
+                &raw,
+                value.len(),
+                expire.is_some(),
+                expire.unwrap_or(0),
+            )
             .map_err(|e| self.lib.err(e))
     }
 
@@ -507,7 +613,10 @@ impl Instance {
             return Err(self.lib.unsupported("typed vectors"));
         }
         let mut raw = Vec::new();
-        let has = self.shim().get_vec(self.handle, key, T::KIND, &mut raw).map_err(|e| self.lib.err(e))?;
+        let has = self
+            .shim()
+            .get_vec(self.handle, key, T::KIND, &mut raw)
+            .map_err(|e| self.lib.err(e))?;
         Ok(has.then(|| raw.chunks_exact(T::SIZE).map(T::read).collect()))
     }
 
@@ -524,7 +633,10 @@ impl Instance {
     /// `getString(key, std::string&)`: the bytes of the string, `None` when it returns false.
     pub fn get_string(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let mut out = Vec::new();
-        let has = self.shim().get_string(self.handle, key, &mut out).map_err(|e| self.lib.err(e))?;
+        let has = self
+            .shim()
+            .get_string(self.handle, key, &mut out)
+            .map_err(|e| self.lib.err(e))?;
         Ok(has.then_some(out))
     }
 
@@ -532,7 +644,10 @@ impl Instance {
     /// `getBytes(key)`, present when non-empty or `containsKey`).
     pub fn get_bytes(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let mut out = Vec::new();
-        let has = self.shim().get_bytes(self.handle, key, &mut out).map_err(|e| self.lib.err(e))?;
+        let has = self
+            .shim()
+            .get_bytes(self.handle, key, &mut out)
+            .map_err(|e| self.lib.err(e))?;
         Ok(has.then_some(out))
     }
 
@@ -540,20 +655,28 @@ impl Instance {
     pub fn get_string_vec(&self, key: &[u8]) -> Result<Option<Vec<Vec<u8>>>> {
         let mut data = Vec::new();
         let mut lens = Vec::new();
-        let has = self.shim().get_string_vec(self.handle, key, &mut data, &mut lens).map_err(|e| self.lib.err(e))?;
+        let has = self
+            .shim()
+            .get_string_vec(self.handle, key, &mut data, &mut lens)
+            .map_err(|e| self.lib.err(e))?;
         Ok(has.then(|| split_items(&data, &lens)))
     }
 
     /// `removeValueForKey(key)`: `Some(result)` from v2.0.0 (returns bool), `None` before
     /// (returns void).
     pub fn remove(&self, key: &[u8]) -> Result<Option<bool>> {
-        let r = self.shim().remove(self.handle, key).map_err(|e| self.lib.err(e))?;
+        let r = self
+            .shim()
+            .remove(self.handle, key)
+            .map_err(|e| self.lib.err(e))?;
         Ok((r >= 0).then_some(r == 1))
     }
 
     /// `clearAll()`.
     pub fn clear_all(&self) -> Result<()> {
-        self.shim().clear_all(self.handle, false).map_err(|e| self.lib.err(e))
+        self.shim()
+            .clear_all(self.handle, false)
+            .map_err(|e| self.lib.err(e))
     }
 
     /// `clearAll(true)` (keep the file's size; v1.3.2+).
@@ -561,7 +684,9 @@ impl Instance {
         if !self.lib.caps.clear_all_keep_space {
             return Err(self.lib.unsupported("clearAll(keepSpace)"));
         }
-        self.shim().clear_all(self.handle, true).map_err(|e| self.lib.err(e))
+        self.shim()
+            .clear_all(self.handle, true)
+            .map_err(|e| self.lib.err(e))
     }
 
     /// `trim()`.
@@ -571,17 +696,23 @@ impl Instance {
 
     /// `sync(MMKV_SYNC)`.
     pub fn sync(&self) -> Result<()> {
-        self.shim().sync(self.handle, true).map_err(|e| self.lib.err(e))
+        self.shim()
+            .sync(self.handle, true)
+            .map_err(|e| self.lib.err(e))
     }
 
     /// `sync(MMKV_ASYNC)`.
     pub fn sync_async(&self) -> Result<()> {
-        self.shim().sync(self.handle, false).map_err(|e| self.lib.err(e))
+        self.shim()
+            .sync(self.handle, false)
+            .map_err(|e| self.lib.err(e))
     }
 
     /// `clearMemoryCache()`: the next access reloads from the files.
     pub fn clear_memory_cache(&self) -> Result<()> {
-        self.shim().clear_memory_cache(self.handle).map_err(|e| self.lib.err(e))
+        self.shim()
+            .clear_memory_cache(self.handle)
+            .map_err(|e| self.lib.err(e))
     }
 
     /// `allKeys()` (expired keys included, as the library reports them).
@@ -600,13 +731,17 @@ impl Instance {
     fn keys(&self, filter: bool) -> Result<Vec<Vec<u8>>> {
         let mut data = Vec::new();
         let mut lens = Vec::new();
-        self.shim().all_keys(self.handle, filter, &mut data, &mut lens).map_err(|e| self.lib.err(e))?;
+        self.shim()
+            .all_keys(self.handle, filter, &mut data, &mut lens)
+            .map_err(|e| self.lib.err(e))?;
         Ok(split_items(&data, &lens))
     }
 
     /// `count()`.
     pub fn count(&self) -> Result<u64> {
-        self.shim().count(self.handle, false).map_err(|e| self.lib.err(e))
+        self.shim()
+            .count(self.handle, false)
+            .map_err(|e| self.lib.err(e))
     }
 
     /// `count(true)`: non-expired keys only (v1.3.1+).
@@ -614,35 +749,49 @@ impl Instance {
         if !self.lib.caps.count_filter_expire {
             return Err(self.lib.unsupported("count(filterExpire)"));
         }
-        self.shim().count(self.handle, true).map_err(|e| self.lib.err(e))
+        self.shim()
+            .count(self.handle, true)
+            .map_err(|e| self.lib.err(e))
     }
 
     /// `containsKey(key)`.
     pub fn contains(&self, key: &[u8]) -> Result<bool> {
-        self.shim().contains(self.handle, key).map_err(|e| self.lib.err(e))
+        self.shim()
+            .contains(self.handle, key)
+            .map_err(|e| self.lib.err(e))
     }
 
     /// `totalSize()`: the data file's size.
     pub fn total_size(&self) -> Result<u64> {
-        self.shim().total_size(self.handle).map_err(|e| self.lib.err(e))
+        self.shim()
+            .total_size(self.handle)
+            .map_err(|e| self.lib.err(e))
     }
 
     /// `actualSize()`: bytes used in the data file.
     pub fn actual_size(&self) -> Result<u64> {
-        self.shim().actual_size(self.handle).map_err(|e| self.lib.err(e))
+        self.shim()
+            .actual_size(self.handle)
+            .map_err(|e| self.lib.err(e))
     }
 
     /// `getValueSize(key, actual)`.
     pub fn value_size(&self, key: &[u8], actual: bool) -> Result<u64> {
-        self.shim().value_size(self.handle, key, actual).map_err(|e| self.lib.err(e))
+        self.shim()
+            .value_size(self.handle, key, actual)
+            .map_err(|e| self.lib.err(e))
     }
 
     /// `reKey(key[, aes256])`: an empty `key` decrypts the store; `aes256` needs v2.3.0+.
     pub fn rekey(&self, key: &[u8], aes256: bool) -> Result<bool> {
         if !self.lib.caps.rekey || (aes256 && !self.lib.caps.aes256) {
-            return Err(self.lib.unsupported(if aes256 { "reKey(aes256)" } else { "reKey" }));
+            return Err(self
+                .lib
+                .unsupported(if aes256 { "reKey(aes256)" } else { "reKey" }));
         }
-        self.shim().rekey(self.handle, key, aes256).map_err(|e| self.lib.err(e))
+        self.shim()
+            .rekey(self.handle, key, aes256)
+            .map_err(|e| self.lib.err(e))
     }
 
     fn release(&mut self) -> Result<()> {
@@ -664,7 +813,9 @@ impl Instance {
             }
         };
         if last {
-            self.shim().close(self.handle).map_err(|e| self.lib.err(e))?;
+            self.shim()
+                .close(self.handle)
+                .map_err(|e| self.lib.err(e))?;
         }
         Ok(())
     }

@@ -10,21 +10,60 @@ use std::path::Path;
 /// Every feature name used in `versions.yaml`, with a one-line meaning (the file's header
 /// documents them in more detail).
 pub const KNOWN_FEATURES: &[(&str, &str)] = &[
-    ("meta_actual_size", "meta file version 3+: actual size and CRC of the last confirmed write"),
-    ("has_value_flag", "C++ getters take a hasValue out-param (v1.2.13+)"),
-    ("key_expire", "per-key expiration and enableAutoKeyExpire (v1.3.0+)"),
-    ("meta_flags", "meta file version 4 with a flags field (v1.3.0+)"),
-    ("count_filter_expire", "count(filterExpire) / allKeys(filterExpire) (v1.3.1+)"),
+    (
+        "meta_actual_size",
+        "meta file version 3+: actual size and CRC of the last confirmed write",
+    ),
+    (
+        "has_value_flag",
+        "C++ getters take a hasValue out-param (v1.2.13+)",
+    ),
+    (
+        "key_expire",
+        "per-key expiration and enableAutoKeyExpire (v1.3.0+)",
+    ),
+    (
+        "meta_flags",
+        "meta file version 4 with a flags field (v1.3.0+)",
+    ),
+    (
+        "count_filter_expire",
+        "count(filterExpire) / allKeys(filterExpire) (v1.3.1+)",
+    ),
     ("clear_all_keep_space", "clearAll(keepSpace) (v1.3.2+)"),
-    ("empty_string_expire", "set(\"\", key, expireDuration) is accepted (v1.3.6+)"),
-    ("typed_vectors", "set/getVector of std::vector<T> for primitive T (v1.3.6+)"),
-    ("string_view_keys", "keys are std::string_view in the C++ API (v1.3.6+)"),
-    ("random_item_size_holder", "the item-size holder is a random value (v1.3.9+)"),
-    ("remove_returns_bool", "removeValueForKey returns bool (v2.0.0+)"),
-    ("const_crypt_key", "mmkvWithID takes a const crypt key pointer (v1.3.14, v2.1.0+)"),
+    (
+        "empty_string_expire",
+        "set(\"\", key, expireDuration) is accepted (v1.3.6+)",
+    ),
+    (
+        "typed_vectors",
+        "set/getVector of std::vector<T> for primitive T (v1.3.6+)",
+    ),
+    (
+        "string_view_keys",
+        "keys are std::string_view in the C++ API (v1.3.6+)",
+    ),
+    (
+        "random_item_size_holder",
+        "the item-size holder is a random value (v1.3.9+)",
+    ),
+    (
+        "remove_returns_bool",
+        "removeValueForKey returns bool (v2.0.0+)",
+    ),
+    (
+        "const_crypt_key",
+        "mmkvWithID takes a const crypt key pointer (v1.3.14, v2.1.0+)",
+    ),
     ("aes256", "AES-256 keys next to AES-128 (v2.3.0+)"),
-    ("mmkv_config", "MMKVConfig all-in-one open parameters (v2.4.0+)"),
-    ("zero_header_size", "the data file's old-style actual size is always 0 (v2.4.0+)"),
+    (
+        "mmkv_config",
+        "MMKVConfig all-in-one open parameters (v2.4.0+)",
+    ),
+    (
+        "zero_header_size",
+        "the data file's old-style actual size is always 0 (v2.4.0+)",
+    ),
 ];
 
 /// Errors reading `versions.yaml`.
@@ -110,9 +149,7 @@ pub struct BuildExtras {
 #[serde(untagged)]
 enum SourceRepr {
     Word(String),
-    Map {
-        npm: NpmSource,
-    },
+    Map { npm: NpmSource },
 }
 
 impl TryFrom<SourceRepr> for Source {
@@ -121,7 +158,9 @@ impl TryFrom<SourceRepr> for Source {
     fn try_from(repr: SourceRepr) -> Result<Self, String> {
         match repr {
             SourceRepr::Word(w) if w == "none" => Ok(Source::None),
-            SourceRepr::Word(w) => Err(format!("unknown source `{w}` (expected `none` or `npm: {{...}}`)")),
+            SourceRepr::Word(w) => Err(format!(
+                "unknown source `{w}` (expected `none` or `npm: {{...}}`)"
+            )),
             SourceRepr::Map { npm } => Ok(Source::Npm(npm)),
         }
     }
@@ -152,7 +191,10 @@ impl VersionEntry {
 
     /// Extra C++ flags (empty when none).
     pub fn cxxflags(&self) -> &[String] {
-        self.build.as_ref().map(|b| b.cxxflags.as_slice()).unwrap_or(&[])
+        self.build
+            .as_ref()
+            .map(|b| b.cxxflags.as_slice())
+            .unwrap_or(&[])
     }
 }
 
@@ -162,17 +204,29 @@ pub fn parse_versions(text: &str) -> Result<VersionsFile, VersionsError> {
     let mut seen = std::collections::HashSet::new();
     for entry in &file.versions {
         if tag_number(&entry.tag).is_none() {
-            return Err(VersionsError::Invalid(format!("bad tag name `{}` (expected vMAJOR.MINOR.PATCH)", entry.tag)));
+            return Err(VersionsError::Invalid(format!(
+                "bad tag name `{}` (expected vMAJOR.MINOR.PATCH)",
+                entry.tag
+            )));
         }
         if !seen.insert(entry.tag.as_str()) {
-            return Err(VersionsError::Invalid(format!("duplicate tag `{}`", entry.tag)));
+            return Err(VersionsError::Invalid(format!(
+                "duplicate tag `{}`",
+                entry.tag
+            )));
         }
         if let Source::Npm(npm) = &entry.source {
             if !npm.integrity.starts_with("sha512-") {
-                return Err(VersionsError::Invalid(format!("{}: integrity must be `sha512-<base64>`", entry.tag)));
+                return Err(VersionsError::Invalid(format!(
+                    "{}: integrity must be `sha512-<base64>`",
+                    entry.tag
+                )));
             }
             if npm.package.is_empty() || npm.version.is_empty() || npm.path.is_empty() {
-                return Err(VersionsError::Invalid(format!("{}: empty npm package, version or path", entry.tag)));
+                return Err(VersionsError::Invalid(format!(
+                    "{}: empty npm package, version or path",
+                    entry.tag
+                )));
             }
         }
     }
@@ -181,7 +235,10 @@ pub fn parse_versions(text: &str) -> Result<VersionsFile, VersionsError> {
 
 /// Reads and parses a `versions.yaml` file.
 pub fn load_versions(path: &Path) -> Result<VersionsFile, VersionsError> {
-    let text = std::fs::read_to_string(path).map_err(|source| VersionsError::Io { path: path.display().to_string(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| VersionsError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
     parse_versions(&text)
 }
 
@@ -209,7 +266,13 @@ pub fn tag_number(tag: &str) -> Option<u32> {
 /// character that is not a letter or digit replaced by `_` (`v2.0.0` -> `MMKV_CORE_V2_0_0`).
 pub fn override_var(tag: &str) -> String {
     let mut s = String::from("MMKV_CORE_");
-    s.extend(tag.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }));
+    s.extend(tag.chars().map(|c| {
+        if c.is_ascii_alphanumeric() {
+            c.to_ascii_uppercase()
+        } else {
+            '_'
+        }
+    }));
     s
 }
 
@@ -220,6 +283,7 @@ pub fn override_var(tag: &str) -> String {
 pub fn embedded() -> &'static VersionsFile {
     static FILE: std::sync::OnceLock<VersionsFile> = std::sync::OnceLock::new();
     FILE.get_or_init(|| {
-        parse_versions(include_str!("../../versions.yaml")).expect("versions.yaml was validated by build.rs")
+        parse_versions(include_str!("../../versions.yaml"))
+            .expect("versions.yaml was validated by build.rs")
     })
 }

@@ -16,7 +16,10 @@ fn holder(path: &std::path::Path) -> [u8; 4] {
 fn versions_side_by_side() {
     let libs = all_built();
     if libs.len() < 2 {
-        eprintln!("only {} version built; side-by-side test needs two", libs.len());
+        eprintln!(
+            "only {} version built; side-by-side test needs two",
+            libs.len()
+        );
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -25,7 +28,10 @@ fn versions_side_by_side() {
         .iter()
         .map(|lib| {
             let dir = tmp.path().join(lib.tag());
-            (lib, lib.open(&dir, "side", Mode::Single, None, false).unwrap())
+            (
+                lib,
+                lib.open(&dir, "side", Mode::Single, None, false).unwrap(),
+            )
         })
         .collect();
     for (lib, store) in &stores {
@@ -34,7 +40,10 @@ fn versions_side_by_side() {
     }
     for (lib, store) in &stores {
         assert_eq!(lib.version(), expected_version(lib.tag()));
-        assert_eq!(store.get_string(b"writer").unwrap(), Some(lib.version().into_bytes()));
+        assert_eq!(
+            store.get_string(b"writer").unwrap(),
+            Some(lib.version().into_bytes())
+        );
         Sample::check(store, "s.");
         store.sync().unwrap();
     }
@@ -43,10 +52,18 @@ fn versions_side_by_side() {
         let data = tmp.path().join(lib.tag()).join("side");
         assert!(data.is_file(), "{} wrote no data file", lib.tag());
         let h = holder(&data);
-        let random = lib.features().iter().any(|f| f == "random_item_size_holder");
+        let random = lib
+            .features()
+            .iter()
+            .any(|f| f == "random_item_size_holder");
         if !lib.features().is_empty() {
             // Fixed holder 0x00ffffff as a 4-byte varint before v1.3.9; random after.
-            assert_eq!(h == [0xff, 0xff, 0xff, 0x07], !random, "{} item-size holder {h:02x?}", lib.tag());
+            assert_eq!(
+                h == [0xff, 0xff, 0xff, 0x07],
+                !random,
+                "{} item-size holder {h:02x?}",
+                lib.tag()
+            );
         }
         store.close().unwrap();
     }

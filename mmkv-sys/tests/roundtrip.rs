@@ -9,8 +9,16 @@ use mmkv_sys::{Error, Mode};
 #[test]
 fn every_version_reports_its_own_version() {
     for lib in all_built() {
-        assert_eq!(lib.version(), expected_version(lib.tag()), "MMKV_VERSION of {}", lib.tag());
-        assert_eq!(Some(lib.shim_version()), mmkv_sys::versions::tag_number(lib.tag()));
+        assert_eq!(
+            lib.version(),
+            expected_version(lib.tag()),
+            "MMKV_VERSION of {}",
+            lib.tag()
+        );
+        assert_eq!(
+            Some(lib.shim_version()),
+            mmkv_sys::versions::tag_number(lib.tag())
+        );
     }
 }
 
@@ -27,31 +35,56 @@ fn write_read_reopen_every_type() {
             let store = lib.open(tmp.path(), id, mode, key, false).unwrap();
             Sample::write(&store, "a.", None);
             Sample::check(&store, "a.");
-            assert_eq!(store.count().unwrap(), Sample::key_count(&store), "{tag} {id} count");
+            assert_eq!(
+                store.count().unwrap(),
+                Sample::key_count(&store),
+                "{tag} {id} count"
+            );
             let mut keys = store.all_keys().unwrap();
             keys.sort();
             assert_eq!(keys.len() as u64, Sample::key_count(&store));
             assert!(keys.contains(&b"a.bool".to_vec()));
             assert!(store.contains(b"a.i32").unwrap());
             assert!(!store.contains(b"missing").unwrap());
-            assert_eq!(store.get_i32(b"missing").unwrap(), None, "{tag} {id} absent i32");
-            assert_eq!(store.get_string(b"missing").unwrap(), None, "{tag} {id} absent string");
-            assert_eq!(store.get_bytes(b"missing").unwrap(), None, "{tag} {id} absent bytes");
+            assert_eq!(
+                store.get_i32(b"missing").unwrap(),
+                None,
+                "{tag} {id} absent i32"
+            );
+            assert_eq!(
+                store.get_string(b"missing").unwrap(),
+                None,
+                "{tag} {id} absent string"
+            );
+            assert_eq!(
+                store.get_bytes(b"missing").unwrap(),
+                None,
+                "{tag} {id} absent bytes"
+            );
             // remove: bool from v2.0.0, void before.
             let removed = store.remove(b"a.u32").unwrap();
-            assert_eq!(removed.is_some(), lib.capabilities().remove_returns_bool, "{tag} remove result");
+            assert_eq!(
+                removed.is_some(),
+                lib.capabilities().remove_returns_bool,
+                "{tag} remove result"
+            );
             assert_eq!(store.get_u32(b"a.u32").unwrap(), None, "{tag} removed u32");
             store.set_u32(b"a.u32", u32::MAX, None).unwrap();
             store.sync().unwrap();
             store.close().unwrap();
-            assert!(tmp.path().join(id).is_file() && tmp.path().join(format!("{id}.crc")).is_file());
+            assert!(
+                tmp.path().join(id).is_file() && tmp.path().join(format!("{id}.crc")).is_file()
+            );
 
             let store = lib.open(tmp.path(), id, mode, key, false).unwrap();
             Sample::check(&store, "a.");
             store.trim().unwrap();
             store.clear_memory_cache().unwrap();
             Sample::check(&store, "a.");
-            assert!(store.actual_size().unwrap() > 0 && store.total_size().unwrap() >= store.actual_size().unwrap());
+            assert!(
+                store.actual_size().unwrap() > 0
+                    && store.total_size().unwrap() >= store.actual_size().unwrap()
+            );
             store.clear_all().unwrap();
             assert_eq!(store.count().unwrap(), 0, "{tag} {id} after clear_all");
             assert_eq!(store.get_bool(b"a.bool").unwrap(), None);
@@ -68,12 +101,25 @@ fn expire_where_supported_unsupported_elsewhere() {
         let dir = tmp.path().join(lib.tag());
         let store = lib.open(&dir, "expire", Mode::Single, None, false).unwrap();
         if !lib.capabilities().key_expire {
-            assert!(matches!(store.enable_key_expire(0), Err(Error::Unsupported { .. })));
-            assert!(matches!(store.set_i32(b"k", 1, Some(60)), Err(Error::Unsupported { .. })));
-            assert!(matches!(store.count_filtered(), Err(Error::Unsupported { .. }) | Ok(_)));
+            assert!(matches!(
+                store.enable_key_expire(0),
+                Err(Error::Unsupported { .. })
+            ));
+            assert!(matches!(
+                store.set_i32(b"k", 1, Some(60)),
+                Err(Error::Unsupported { .. })
+            ));
+            assert!(matches!(
+                store.count_filtered(),
+                Err(Error::Unsupported { .. }) | Ok(_)
+            ));
             continue;
         }
-        assert!(store.enable_key_expire(0).unwrap(), "{} enableAutoKeyExpire", lib.tag());
+        assert!(
+            store.enable_key_expire(0).unwrap(),
+            "{} enableAutoKeyExpire",
+            lib.tag()
+        );
         Sample::write(&store, "never.", None);
         Sample::write(&store, "hour.", Some(3600));
         store.set_i32(b"short", 7, Some(1)).unwrap();
@@ -87,18 +133,36 @@ fn expire_where_supported_unsupported_elsewhere() {
     }
     std::thread::sleep(std::time::Duration::from_millis(2100));
     for store in short_lived {
-        assert_eq!(store.get_i32(b"short").unwrap(), None, "{} expired key still readable", store.tag());
-        assert!(!store.contains(b"short").unwrap(), "{} containsKey of an expired key", store.tag());
+        assert_eq!(
+            store.get_i32(b"short").unwrap(),
+            None,
+            "{} expired key still readable",
+            store.tag()
+        );
+        assert!(
+            !store.contains(b"short").unwrap(),
+            "{} containsKey of an expired key",
+            store.tag()
+        );
         let lib = mmkv_sys::Official::load(store.tag()).unwrap();
         if lib.capabilities().count_filter_expire {
-            assert_eq!(store.count_filtered().unwrap(), 2 * Sample::key_count(&store), "{} count(filterExpire)", store.tag());
+            assert_eq!(
+                store.count_filtered().unwrap(),
+                2 * Sample::key_count(&store),
+                "{} count(filterExpire)",
+                store.tag()
+            );
         }
         let (dir, tag) = (store.dir().to_path_buf(), store.tag().to_string());
         store.close().unwrap();
         let store = lib.open(&dir, "expire", Mode::Single, None, false).unwrap();
         Sample::check(&store, "hour.");
         Sample::check(&store, "never.");
-        assert_eq!(store.get_i32(b"short").unwrap(), None, "{tag} expired after reopen");
+        assert_eq!(
+            store.get_i32(b"short").unwrap(),
+            None,
+            "{tag} expired after reopen"
+        );
     }
 }
 
@@ -107,28 +171,73 @@ fn typed_vectors_and_aes256_are_unsupported_where_missing() {
     for lib in all_built() {
         let tmp = tempfile::tempdir().unwrap();
         let caps = lib.capabilities();
-        let store = lib.open(tmp.path(), "caps", Mode::Single, None, false).unwrap();
+        let store = lib
+            .open(tmp.path(), "caps", Mode::Single, None, false)
+            .unwrap();
         if !caps.typed_vectors {
-            assert!(matches!(store.set_vec_i32(b"v", &[1], None), Err(Error::Unsupported { .. })));
-            assert!(matches!(store.get_vec_f64(b"v"), Err(Error::Unsupported { .. })));
+            assert!(matches!(
+                store.set_vec_i32(b"v", &[1], None),
+                Err(Error::Unsupported { .. })
+            ));
+            assert!(matches!(
+                store.get_vec_f64(b"v"),
+                Err(Error::Unsupported { .. })
+            ));
         }
         if !caps.aes256 {
             let r = lib.open(tmp.path(), "aes256", Mode::Single, Some(&[7u8; 32]), true);
-            assert!(matches!(r, Err(Error::Unsupported { .. })), "{}: aes256 open must be unsupported", lib.tag());
+            assert!(
+                matches!(r, Err(Error::Unsupported { .. })),
+                "{}: aes256 open must be unsupported",
+                lib.tag()
+            );
         }
         if !caps.clear_all_keep_space {
-            assert!(matches!(store.clear_all_keep_space(), Err(Error::Unsupported { .. })));
+            assert!(matches!(
+                store.clear_all_keep_space(),
+                Err(Error::Unsupported { .. })
+            ));
         }
         // The capability bits agree with versions.yaml where the file states the feature.
         let has = |f: &str| lib.features().iter().any(|x| x == f);
         if !lib.features().is_empty() {
-            assert_eq!(caps.has_value_flag, has("has_value_flag"), "{} has_value_flag", lib.tag());
-            assert_eq!(caps.key_expire, has("key_expire"), "{} key_expire", lib.tag());
-            assert_eq!(caps.typed_vectors, has("typed_vectors"), "{} typed_vectors", lib.tag());
+            assert_eq!(
+                caps.has_value_flag,
+                has("has_value_flag"),
+                "{} has_value_flag",
+                lib.tag()
+            );
+            assert_eq!(
+                caps.key_expire,
+                has("key_expire"),
+                "{} key_expire",
+                lib.tag()
+            );
+            assert_eq!(
+                caps.typed_vectors,
+                has("typed_vectors"),
+                "{} typed_vectors",
+                lib.tag()
+            );
             assert_eq!(caps.aes256, has("aes256"), "{} aes256", lib.tag());
-            assert_eq!(caps.count_filter_expire, has("count_filter_expire"), "{} count_filter_expire", lib.tag());
-            assert_eq!(caps.clear_all_keep_space, has("clear_all_keep_space"), "{} clear_all_keep_space", lib.tag());
-            assert_eq!(caps.remove_returns_bool, has("remove_returns_bool"), "{} remove_returns_bool", lib.tag());
+            assert_eq!(
+                caps.count_filter_expire,
+                has("count_filter_expire"),
+                "{} count_filter_expire",
+                lib.tag()
+            );
+            assert_eq!(
+                caps.clear_all_keep_space,
+                has("clear_all_keep_space"),
+                "{} clear_all_keep_space",
+                lib.tag()
+            );
+            assert_eq!(
+                caps.remove_returns_bool,
+                has("remove_returns_bool"),
+                "{} remove_returns_bool",
+                lib.tag()
+            );
         }
     }
 }
@@ -137,8 +246,12 @@ fn typed_vectors_and_aes256_are_unsupported_where_missing() {
 fn same_store_opened_twice_shares_one_instance() {
     let lib = all_built().pop().unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    let a = lib.open(tmp.path(), "shared", Mode::Single, None, false).unwrap();
-    let b = lib.open(tmp.path(), "shared", Mode::Single, None, false).unwrap();
+    let a = lib
+        .open(tmp.path(), "shared", Mode::Single, None, false)
+        .unwrap();
+    let b = lib
+        .open(tmp.path(), "shared", Mode::Single, None, false)
+        .unwrap();
     a.set_i64(b"x", 5, None).unwrap();
     drop(a); // not the last handle: must not close the C++ instance
     assert_eq!(b.get_i64(b"x").unwrap(), Some(5));

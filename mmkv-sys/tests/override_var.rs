@@ -1,0 +1,132 @@
+//! The override variable is honoured: a nested `cargo build -p mmkv-sys` with
+//! `MMKV_VERSIONS=<tag>` and `MMKV_CORE_<TAG>` pointing at a modified copy of a fetched Core
+//! builds from the copy (its MMKV_VERSION string says so) without touching any vendor cache.
+//!
+//! The nested build uses its own target directory (`target/mmkv-sys-override-test`), so the
+//! first run compiles mmkv-sys's dependencies once (about a minute on 2 cores).
+
+use mmkv_sys::{versions::override_var, Mode, Official};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// `"out_dir":"..."` of mmkv-sys's build-script-executed message.
+fn out_dir(json_lines: &str) -> Option<PathBuf> {
+    json_lines
+        .lines()
+        .filter(|l| l.contains("\"reason\":\"build-script-executed\"") && l.contains("/mmkv-sys#"))
+        .find_map(|l| {
+            let start = l.find("\"out_dir\":\"")? + "\"out_dir\":\"".len();
+            let end = start + l[start..].find('"')?;
+            Some(PathBuf::from(&l[start..end]))
+        })
+}
+
+#[test]
+fn override_variable_builds_from_the_given_directory() {
+    let built = mmkv_sys::built()
+        .last()
+        .expect("at least one version built");
+    let tag = built.tag;
+    let tmp = tempfile::tempdir().unwrap();
+    let core = tmp.path().join("Core");
+    copy_dir(Path::new(built.core), &core);
+    let predef = core.join("MMKVPredef.h");
+    let text = std::fs::read_to_string(&predef).unwrap();
+    let original = format!(
+        "MMKV_VERSION = \"{}\"",
+        Official::load(tag).unwrap().version()
+    );
+    assert!(
+        text.contains(&original),
+        "{} has no `{original}`",
+        predef.display()
+    );
+    let marker = format!("{tag}-override-test");
+    std::fs::write(
+        &predef,
+        text.replace(&original, &format!("MMKV_VERSION = \"{marker}\"")),
+    )
+    .unwrap();
+    let empty_vendor = tmp.path().join("vendor");
+
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let workspace = manifest_dir.parent().unwrap();
+    let target = workspace.join("target").join("mmkv-sys-override-test");
+    let output = Command::new(env!("CARGO"))
+        .current_dir(workspace)
+        .args([
+            "build",
+            "-p",
+            "mmkv-sys",
+            "--lib",
+            "--offline",
+            "--message-format=json",
+        ])
+        .env("CARGO_TARGET_DIR", &target)
+        .env("MMKV_VERSIONS", tag)
+        .env(override_var(tag), &core)
+        .env("MMKV_VENDOR_DIR", &empty_vendor)
+        .env_remove("MMKV_EXTRA_TAGS")
+        .output()
+        .expect("run cargo");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "nested build failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let out = out_dir(&stdout).expect("mmkv-sys build-script-executed message");
+
+    let generated = std::fs::read_to_string(out.join("built_versions.rs")).unwrap();
+    assert!(
+        generated.contains(&format!("override {}", override_var(tag))),
+        "origin not the override:\n{generated}"
+    );
+    assert_eq!(
+        generated.matches("crate::BuiltVersion {").count(),
+        1,
+        "MMKV_VERSIONS not honoured:\n{generated}"
+    );
+    assert!(
+        !empty_vendor.join(tag).exists(),
+        "an override must not fetch into the vendor cache"
+    );
+
+    let lib = Official::load_from_path(tag, &out.join(format!("libmmkv_shim_{tag}.so"))).unwrap();
+    assert_eq!(
+        lib.version(),
+        marker,
+        "the library was not built from the override directory"
+    );
+    // Both builds of the same tag live side by side, each with its own version string.
+    assert_eq!(
+        Official::load(tag).unwrap().version(),
+        original
+            .trim_start_matches("MMKV_VERSION = \"")
+            .trim_end_matches('"')
+    );
+    let store = lib
+        .open(
+            &tmp.path().join("store"),
+            "override",
+            Mode::Single,
+            None,
+            false,
+        )
+        .unwrap();
+    assert!(store.set_string(b"k", "v", None).unwrap());
+    assert_eq!(store.get_string(b"k").unwrap(), Some(b"v".to_vec()));
+}
