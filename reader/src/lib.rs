@@ -50,6 +50,22 @@
 //! keeps the low 32 bits, `get_string` on a small integer is `None` (length past the end),
 //! `get_string_vec` on an integer is an empty vector.
 //!
+//! # Where the reader differs from the official loader
+//!
+//! The official library repairs what it cannot read, and writes while doing so; a read-only
+//! reader reports a typed [`Error`] instead (and keeps serving its previous snapshot):
+//! * CRC mismatch with no usable last-confirmed size/crc, or an actual size beyond the file:
+//!   the official default strategy discards the content (an empty store, actual size reset
+//!   to 0); the reader returns [`Error::CrcMismatch`] / [`Error::ActualSizeBeyondFile`].
+//! * A CRC-valid region whose records do not parse: the official full load silently yields
+//!   an empty store; the reader returns the parse error (or [`Error::Undecryptable`] when a
+//!   crypt key was given).
+//! * Expired keys are absent here as in the official getters, but the official getter also
+//!   deletes them from the file; [`Snapshot::len`] counts unexpired keys (the official
+//!   `count(filterExpire = true)`).
+//! * The meta's last-confirmed fallback and the "old-style header size" fallback are applied
+//!   as the official loader does, without rewriting the meta file.
+//!
 //! # Low level
 //!
 //! [`meta`], [`varint`], [`crypto`], [`records`], [`decode`] and [`raw`] expose the format
