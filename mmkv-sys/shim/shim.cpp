@@ -12,6 +12,7 @@
 #include "MMKV.h"
 #include "MMKVPredef.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <mutex>
@@ -22,6 +23,10 @@
 #ifndef MMKV_SHIM_VERSION
 #error "MMKV_SHIM_VERSION must be defined"
 #endif
+
+// Newer MMKV versions may declare their types in namespace mmkv; older ones keep MMKV global.
+namespace mmkv {}
+using namespace mmkv;
 
 namespace {
 
@@ -52,6 +57,8 @@ MMKV *as(void *h) {
 }
 
 // ---- API detection ----------------------------------------------------------------------
+
+using ShimErrorHandler = MMKVRecoverStrategic (*)(const std::string &mmapID, MMKVErrorType errorType);
 
 template <class M>
 concept HasValueGetters = requires(M *m, const std::string &k, bool *b) { m->getBool(k, false, b); };
@@ -88,6 +95,12 @@ template <class M>
 concept HasRekey = requires(M *m, const std::string &key) { m->reKey(key); };
 
 template <class M>
+concept HasRegisterErrorHandler = requires(ShimErrorHandler handler) { M::registerErrorHandler(handler); };
+
+template <class C>
+concept ConfigHasRecover = requires(C &c) { c.recover = OnErrorRecover; };
+
+template <class M>
 concept RemoveReturnsBool = requires(M *m, const std::string &k) {
     { m->removeValueForKey(k) } -> std::same_as<bool>;
 };
@@ -105,9 +118,12 @@ concept HasTypedVectors = false;
 
 #if MMKV_SHIM_VERSION >= 20400
 constexpr bool kUseConfig = !HasAes256Open<MMKV>;
+constexpr bool kConfigRecover = kUseConfig && ConfigHasRecover<MMKVConfig>;
 #else
 constexpr bool kUseConfig = false;
+constexpr bool kConfigRecover = false;
 #endif
+constexpr bool kErrorStrategy = HasRegisterErrorHandler<MMKV> || kConfigRecover;
 
 constexpr uint64_t kCaps = (HasValueGetters<MMKV> ? MMKV_SHIM_CAP_HAS_VALUE : 0) |
                            (HasExpire<MMKV> ? MMKV_SHIM_CAP_EXPIRE : 0) |
@@ -118,12 +134,27 @@ constexpr uint64_t kCaps = (HasValueGetters<MMKV> ? MMKV_SHIM_CAP_HAS_VALUE : 0)
                            (HasClearKeepSpace<MMKV> ? MMKV_SHIM_CAP_CLEAR_KEEP_SPACE : 0) |
                            (RemoveReturnsBool<MMKV> ? MMKV_SHIM_CAP_REMOVE_RETURNS_BOOL : 0) |
                            (HasGetBytesFlag<MMKV> ? MMKV_SHIM_CAP_GET_BYTES_FLAG : 0) |
-                           (HasRekey<MMKV> ? MMKV_SHIM_CAP_REKEY : 0);
+                           (HasRekey<MMKV> ? MMKV_SHIM_CAP_REKEY : 0) |
+                           (kErrorStrategy ? MMKV_SHIM_CAP_ERROR_STRATEGY : 0);
 
 // ---- lifecycle ----------------------------------------------------------------------------
 
 MMKVRecoverStrategic onError(const std::string &, MMKVErrorType) {
     return g_recover ? OnErrorRecover : OnErrorDiscard;
+}
+
+template <class M>
+void registerErrorHandler() {
+    if constexpr (HasRegisterErrorHandler<M>) {
+        M::registerErrorHandler(onError);
+    }
+}
+
+template <class C>
+void setConfigRecover(C &config) {
+    if constexpr (ConfigHasRecover<C>) {
+        config.recover = g_recover ? OnErrorRecover : OnErrorDiscard;
+    }
 }
 
 template <class M>
@@ -137,6 +168,7 @@ M *openImpl(const std::string &id, MMKVMode mode, std::string *key, MMKVPath_t *
         config.cryptKey = key;
         config.rootPath = root;
         config.aes256 = aes256;
+        setConfigRecover(config);
         return M::mmkvWithID(id, config);
 #else
         (void) aes256;
@@ -150,6 +182,9 @@ const char *lastError() {
 }
 
 int setErrorStrategy(int recover) {
+    if (recover && !kErrorStrategy) {
+        return MMKV_SHIM_UNSUPPORTED;
+    }
     g_recover = recover ? 1 : 0;
     return MMKV_SHIM_OK;
 }
@@ -166,8 +201,10 @@ int openStore(bytes_t dir, size_t dirLen, bytes_t id, size_t idLen, uint32_t mul
         }
         MMKVPath_t root = bytes(dir, dirLen);
         std::call_once(g_initOnce, [&] {
-            MMKV::initializeMMKV(root, MMKVLogNone);
-            MMKV::registerErrorHandler(onError);
+            // MMKV_SYS_LOG=1 turns the library's own logging on (to stderr), for debugging.
+            const char *log = std::getenv("MMKV_SYS_LOG");
+            MMKV::initializeMMKV(root, (log && *log && *log != '0') ? MMKVLogInfo : MMKVLogNone);
+            registerErrorHandler<MMKV>();
         });
         std::string key = bytes(cryptKey, cryptKeyLen);
         MMKVMode mode = multi ? MMKV_MULTI_PROCESS : MMKV_SINGLE_PROCESS;

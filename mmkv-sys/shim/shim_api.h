@@ -34,6 +34,7 @@ extern "C" {
 #define MMKV_SHIM_CAP_REMOVE_RETURNS_BOOL (1ull << 7) // removeValueForKey returns bool
 #define MMKV_SHIM_CAP_GET_BYTES_FLAG (1ull << 8)     // bool getBytes(key, MMBuffer&)
 #define MMKV_SHIM_CAP_REKEY (1ull << 9)              // reKey()
+#define MMKV_SHIM_CAP_ERROR_STRATEGY (1ull << 10)    // recover-on-error can be requested
 
 // Element kinds of typed vectors.
 #define MMKV_SHIM_VEC_BOOL 0 // one byte per item (0 / 1)

@@ -153,6 +153,9 @@ pub struct Capabilities {
     pub get_bytes_flag: bool,
     /// `reKey()` exists.
     pub rekey: bool,
+    /// [`Official::set_error_strategy`] can request `Recover` (`registerErrorHandler`, or
+    /// `MMKVConfig::recover` in versions without it).
+    pub error_strategy: bool,
 }
 
 impl Capabilities {
@@ -169,6 +172,7 @@ impl Capabilities {
             remove_returns_bool: b(7),
             get_bytes_flag: b(8),
             rekey: b(9),
+            error_strategy: b(10),
         }
     }
 }

@@ -287,3 +287,89 @@ pub fn embedded() -> &'static VersionsFile {
             .expect("versions.yaml was validated by build.rs")
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_file_is_consistent() {
+        let file = embedded();
+        let known: Vec<&str> = KNOWN_FEATURES.iter().map(|(f, _)| *f).collect();
+        let mut last = 0;
+        for e in &file.versions {
+            let n = tag_number(&e.tag).unwrap();
+            assert!(n > last, "{} out of order", e.tag);
+            last = n;
+            for f in &e.features {
+                assert!(
+                    known.contains(&f.as_str()),
+                    "{}: unknown feature {f}",
+                    e.tag
+                );
+            }
+        }
+        // Format/API features never disappear once a tag introduced them (const_crypt_key is the
+        // exception: v1.3.14 on the 1.3 branch has it, v2.0.0 does not).
+        for (f, _) in KNOWN_FEATURES
+            .iter()
+            .filter(|(f, _)| *f != "const_crypt_key")
+        {
+            let first = file.versions.iter().position(|e| e.has_feature(f));
+            if let Some(first) = first {
+                for e in &file.versions[first..] {
+                    assert!(
+                        e.has_feature(f),
+                        "{} lacks {f} although an older tag has it",
+                        e.tag
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_corpus_tag_from_v1_2_10_has_an_entry() {
+        let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
+        let mut tags: Vec<String> = std::fs::read_dir(&corpus)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().is_dir())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|t| tag_number(t).is_some_and(|n| n >= 10210))
+            .collect();
+        tags.sort_by_key(|t| tag_number(t));
+        let listed: Vec<String> = embedded().versions.iter().map(|e| e.tag.clone()).collect();
+        assert_eq!(listed, tags);
+    }
+
+    #[test]
+    fn schema_errors_are_reported() {
+        let ok = "versions:\n  - tag: v1.0.0\n    source: none\n";
+        assert_eq!(parse_versions(ok).unwrap().versions[0].source, Source::None);
+        let npm = "versions:\n  - tag: v2.0.0\n    features: [aes256]\n    source:\n      npm: {package: p, version: 1.0.0, integrity: \"sha512-AA==\", path: package/MMKV/Core}\n    build: {cxxflags: [\"-include\", \"cstring\"]}\n";
+        let f = parse_versions(npm).unwrap();
+        assert!(f.versions[0].is_reachable() && f.versions[0].has_feature("aes256"));
+        assert_eq!(f.versions[0].cxxflags(), ["-include", "cstring"]);
+        for bad in [
+            "versions:\n  - tag: v1.0.0\n    source: somewhere\n",
+            "versions:\n  - tag: 1.0\n    source: none\n",
+            "versions:\n  - tag: v1.0.0\n    source: none\n  - tag: v1.0.0\n    source: none\n",
+            "versions:\n  - tag: v1.0.0\n    source: none\n    colour: red\n",
+            "versions:\n  - tag: v2.0.0\n    source:\n      npm: {package: p, version: 1.0.0, integrity: \"md5-AA==\", path: x}\n",
+        ] {
+            assert!(parse_versions(bad).is_err(), "accepted:\n{bad}");
+        }
+    }
+
+    #[test]
+    fn names_and_numbers() {
+        assert_eq!(override_var("v2.0.0"), "MMKV_CORE_V2_0_0");
+        assert_eq!(override_var("v2.4.3-dev"), "MMKV_CORE_V2_4_3_DEV");
+        assert_eq!(tag_number("v1.3.14"), Some(10314));
+        assert_eq!(tag_number("v2.4.3-dev"), Some(20403));
+        assert_eq!(tag_number("v2.4"), None);
+        assert_eq!(tag_number("2.4.0"), None);
+        assert_eq!(tag_number("v1.2.300"), None);
+    }
+}
