@@ -51,15 +51,17 @@ fn string_value(i: usize) -> String {
     s[..STRING_LEN].to_string()
 }
 
+/// Keys are at most 15 bytes so the official shim's per-call `std::string` key stays in the
+/// small-string buffer (no heap allocation that MMKV's own `string_view` API would not make).
 fn build() -> Fixture {
     let official = common::newest_official();
     let dir = tempfile::tempdir().expect("tempdir");
     let d = dir.path();
     let i32_keys: Vec<Vec<u8>> = (0..N_I32)
-        .map(|i| format!("settings.int.{i:04}").into_bytes())
+        .map(|i| format!("int.{i:04}").into_bytes())
         .collect();
     let string_keys: Vec<Vec<u8>> = (0..N_STRING)
-        .map(|i| format!("settings.str.{i:04}").into_bytes())
+        .map(|i| format!("str.{i:04}").into_bytes())
         .collect();
     let bytes_keys: Vec<Vec<u8>> = (0..N_BYTES)
         .map(|i| format!("blob.{i:04}").into_bytes())

@@ -432,15 +432,14 @@ pub fn utc_datetime(unix_secs: u64) -> String {
 }
 
 fn group_thousands(int: u64) -> String {
-    let s = int.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    let digits = int.to_string();
+    let groups: Vec<&str> = digits
+        .as_bytes()
+        .rchunks(3)
+        .rev()
+        .map(|g| std::str::from_utf8(g).unwrap_or("?"))
+        .collect();
+    groups.join(",")
 }
 
 /// A time for the table: one decimal below 100, whole numbers with thousands separators above.
