@@ -157,6 +157,9 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
                 .map_err(|e| conformance::Error::io(&markdown, e))?;
             eprintln!("markdown table written to {}", markdown.display());
             for row in &report.versions {
+                for n in &row.notes {
+                    eprintln!("NOTE {n}");
+                }
                 for f in &row.failures {
                     eprintln!("FAIL {f}");
                 }
@@ -213,6 +216,9 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
             let outcome = run_workload(&lib, repro.kind, &repro.workload, &RealReader::new())?;
             if outcome.passed() {
                 println!("pass: the reader agrees with the official library");
+                if !outcome.divergences.is_empty() {
+                    print!("{}", outcome.diff_text());
+                }
                 Ok(ExitCode::SUCCESS)
             } else {
                 print!("{}", outcome.diff_text());

@@ -66,6 +66,11 @@ pub enum PropOutcome {
     Pass {
         /// Cases run.
         cases: u32,
+        /// Cases in which the official instance's in-memory state disagreed with its own
+        /// files (see [`crate::run`]); the reader agreed with the files.
+        divergent_cases: u32,
+        /// The first such divergence, with its workload in YAML.
+        divergence_example: Option<String>,
     },
     /// A case failed; `minimal` is the shrunk workload.
     Fail {
@@ -129,15 +134,41 @@ pub fn check_property(
         None => TestRunner::new(config),
     };
     let strategy = workload_strategy(kind, lib.features(), cfg.gen);
+    let divergent = std::sync::Mutex::new((0u32, None::<String>));
     let result = runner.run(&strategy, |workload| {
         match run_workload(lib, kind, &workload, reader) {
-            Ok(outcome) if outcome.passed() => Ok(()),
+            Ok(outcome) if outcome.passed() => {
+                if let Some(first) = outcome.divergences.first() {
+                    let mut d = divergent.lock().unwrap_or_else(|p| p.into_inner());
+                    d.0 += 1;
+                    if d.1.is_none() {
+                        let repro = Repro {
+                            tag: lib.tag().to_string(),
+                            kind,
+                            workload: workload.clone(),
+                        };
+                        d.1 = Some(format!(
+                            "{} {kind}: {first} ({} read(s) differ)\n{}",
+                            lib.tag(),
+                            outcome.divergences.len(),
+                            repro.to_yaml()
+                        ));
+                    }
+                }
+                Ok(())
+            }
             Ok(outcome) => Err(TestCaseError::fail(outcome.summary(6))),
             Err(e) => Err(TestCaseError::fail(format!("harness error: {e}"))),
         }
     });
+    let (divergent_cases, divergence_example) =
+        divergent.into_inner().unwrap_or_else(|p| p.into_inner());
     match result {
-        Ok(()) => PropOutcome::Pass { cases: cfg.cases },
+        Ok(()) => PropOutcome::Pass {
+            cases: cfg.cases,
+            divergent_cases,
+            divergence_example,
+        },
         Err(TestError::Abort(reason)) => PropOutcome::Fail {
             minimal: Workload {
                 default_expire: 0,

@@ -70,6 +70,10 @@ pub struct Row {
     /// Failure details (not part of the JSON).
     #[serde(skip)]
     pub failures: Vec<String>,
+    /// Upstream findings that do not fail the row: official in-memory divergences
+    /// (see [`crate::run`]). Not part of the JSON.
+    #[serde(skip)]
+    pub notes: Vec<String>,
 }
 
 /// The whole report.
@@ -259,6 +263,7 @@ pub fn run_row(
     tick: &mut dyn FnMut(&str),
 ) -> Row {
     let mut failures = Vec::new();
+    let mut notes = Vec::new();
     let corpus = if row.corpus {
         match check_corpus_dir(&cfg.corpus.join(&row.tag), reader) {
             Ok(c) => corpus_cells(&c),
@@ -298,19 +303,36 @@ pub fn run_row(
                         save_failures: true,
                         ..PropConfig::default()
                     };
-                    if let PropOutcome::Fail {
-                        message,
-                        repro_line,
-                        ..
-                    } = check_property(lib, kind, reader, &pc)
-                    {
-                        ok = false;
-                        failures.push(format!(
-                            "{} {} (seed {seed}): {message}\n  reproduce: {repro_line}",
-                            row.tag,
-                            kind.id()
-                        ));
-                        break;
+                    match check_property(lib, kind, reader, &pc) {
+                        PropOutcome::Fail {
+                            message,
+                            repro_line,
+                            ..
+                        } => {
+                            ok = false;
+                            failures.push(format!(
+                                "{} {} (seed {seed}): {message}\n  reproduce: {repro_line}",
+                                row.tag,
+                                kind.id()
+                            ));
+                            break;
+                        }
+                        PropOutcome::Pass {
+                            cases,
+                            divergent_cases,
+                            divergence_example,
+                        } => {
+                            if divergent_cases > 0 {
+                                notes.push(format!(
+                                    "{} {} (seed {seed}): in {divergent_cases} of {cases} cases the official \
+                                     instance's in-memory state disagreed with its own files (the reader \
+                                     agreed with the files); first: {}",
+                                    row.tag,
+                                    kind.id(),
+                                    divergence_example.unwrap_or_default()
+                                ));
+                            }
+                        }
                     }
                 }
                 if ok {
@@ -352,6 +374,7 @@ pub fn run_row(
         },
         kinds,
         failures,
+        notes,
     }
 }
 

@@ -26,23 +26,35 @@ fn differential(kind: StoreKind) {
     };
     let mut ran = 0;
     let mut failures = Vec::new();
+    let mut divergences = Vec::new();
     for tag in versions {
         let lib = SysLib::load(tag).unwrap_or_else(|e| panic!("loading {tag}: {e}"));
         if !kind.supported_by(&conformance::official::OfficialLib::features(&lib)) {
             continue;
         }
         ran += 1;
-        if let PropOutcome::Fail {
-            minimal,
-            message,
-            repro_line,
-            ..
-        } = check_property(&lib, kind, &reader, &cfg)
-        {
-            failures.push(format!(
+        match check_property(&lib, kind, &reader, &cfg) {
+            PropOutcome::Fail {
+                minimal,
+                message,
+                repro_line,
+                ..
+            } => failures.push(format!(
                 "{tag} {kind}: minimal workload has {} op(s): {message}\n{repro_line}",
                 minimal.ops.len()
-            ));
+            )),
+            PropOutcome::Pass {
+                divergent_cases,
+                divergence_example,
+                ..
+            } => {
+                if divergent_cases > 0 {
+                    divergences.push(format!(
+                        "{tag} {kind}: {divergent_cases} case(s); first: {}",
+                        divergence_example.unwrap_or_default()
+                    ));
+                }
+            }
         }
     }
     eprintln!(
@@ -54,6 +66,9 @@ fn differential(kind: StoreKind) {
             ""
         }
     );
+    for d in &divergences {
+        eprintln!("note: official in-memory state disagreed with its own files (reader agreed with the files): {d}");
+    }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 

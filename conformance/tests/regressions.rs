@@ -1,0 +1,60 @@
+//! Saved workloads (`tests/regressions/*.yaml`, the format of `workload.yaml` in a failure
+//! folder) replayed on every built version that supports their store kind: the reader must
+//! agree with the official library. A failure folder's `workload.yaml` copied here becomes a
+//! permanent regression test.
+//!
+//! `upstream-1351-encrypted-overwrite.yaml` also pins how the harness treats an upstream
+//! in-memory bug (Tencent/MMKV#1351, v1.3.3 until v1.3.9): a divergence, not a reader failure.
+
+use std::path::Path;
+
+use conformance::kind::parse_tag;
+use conformance::official::OfficialLib;
+use conformance::run::{load_repro, run_workload};
+use conformance::sys::{built_versions, SysLib};
+use conformance::RealReader;
+
+#[test]
+fn saved_workloads_pass_on_every_built_version() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/regressions");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/regressions")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    let reader = RealReader::new();
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for file in &files {
+        let repro = load_repro(file).expect("regression parses");
+        for tag in built_versions() {
+            let lib = SysLib::load(tag).expect("load");
+            if !repro.kind.supported_by(&lib.features()) {
+                continue;
+            }
+            let outcome = run_workload(&lib, repro.kind, &repro.workload, &reader).expect("run");
+            runs += 1;
+            if !outcome.passed() {
+                failures.push(format!(
+                    "{} on {tag}:\n{}",
+                    file.display(),
+                    outcome.diff_text()
+                ));
+            }
+            if file.ends_with("upstream-1351-encrypted-overwrite.yaml") {
+                let v = parse_tag(tag).expect("tag");
+                let affected = ((1, 3, 3)..(1, 3, 9)).contains(&v);
+                assert_eq!(
+                    !outcome.divergences.is_empty(),
+                    affected,
+                    "{tag}: MMKV#1351 divergence expected only in v1.3.3..v1.3.9: {}",
+                    outcome.diff_text()
+                );
+            }
+        }
+    }
+    eprintln!("{} saved workload(s), {runs} run(s)", files.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
