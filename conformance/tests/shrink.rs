@@ -6,7 +6,8 @@
 //!
 //! A reader that memory-mapped the data file would take SIGBUS touching pages past the new
 //! end; `mmkv_reader` reads it with `pread` into owned memory under the shared lock, so the
-//! test process must survive, and every value it sees must be one the writer wrote.
+//! test process must survive, every value it sees must be one the writer wrote, and
+//! `/proc/self/maps` must never show a mapping of the data file (the meta file is mapped).
 //!
 //! `MMKV_SHRINK_CYCLES` (default 20) changes the number of grow/trim/clear cycles.
 
@@ -36,6 +37,10 @@ fn file_shrinks_while_readers_reload() {
     // The writer really truncated the file, repeatedly, from megabytes.
     assert!(o.writer.file_shrinks >= cycles as u64, "{:?}", o.writer);
     assert!(o.writer.max_file_size >= 1 << 20, "{:?}", o.writer);
+    // The data file was never mapped (checked in /proc/self/maps while reading).
+    if cfg!(target_os = "linux") {
+        assert!(o.maps_checked > 0);
+    }
     // And the readers were reading while it did.
     assert!(
         o.file_shrinks_seen + o.region_shrinks_seen > 0,

@@ -64,6 +64,8 @@ pub struct Outcome {
     pub file_shrinks_seen: u64,
     /// Distinct meta sequence numbers (full write-backs) seen in snapshots.
     pub sequences_seen: usize,
+    /// Times `/proc/self/maps` was checked for a mapping of the data file (never found).
+    pub maps_checked: u64,
     /// `Store::refresh` calls that returned an error.
     pub refresh_errors: u64,
     pub first_refresh_error: Option<String>,
@@ -231,6 +233,7 @@ pub fn run(spec: &Spec) -> Outcome {
         out.region_shrinks_seen += s.region_shrinks;
         out.file_shrinks_seen += s.file_shrinks;
         out.refresh_errors += s.refresh_errors;
+        out.maps_checked += s.maps_checked;
         if out.first_refresh_error.is_none() {
             out.first_refresh_error = s.first_refresh_error;
         }
@@ -278,6 +281,20 @@ struct ThreadStats {
     file_shrinks: u64,
     refresh_errors: u64,
     first_refresh_error: Option<String>,
+    maps_checked: u64,
+}
+
+/// The data file must never be memory-mapped by this process (a truncation would turn
+/// accesses into SIGBUS): checked in `/proc/self/maps` (the meta file may be mapped).
+fn data_file_not_mapped(path: &Path) -> Result<(), String> {
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+        return Ok(()); // not Linux
+    };
+    let p = path.to_string_lossy();
+    match maps.lines().find(|l| l.trim_end().ends_with(&*p)) {
+        Some(l) => Err(format!("the data file is memory-mapped: {l}")),
+        None => Ok(()),
+    }
 }
 
 /// Thread roles: 0 and 1 check zero-copy snapshots (check-on-read); 2 uses the copy getters
@@ -320,6 +337,10 @@ fn reader_thread(
                 if let Err(e) = store.refresh() {
                     st.refresh_errors += 1;
                     st.first_refresh_error.get_or_insert_with(|| e.to_string());
+                }
+                if st.snapshots % 64 == 0 {
+                    data_file_not_mapped(path)?;
+                    st.maps_checked += 1;
                 }
                 let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
                 if len < last_file {

@@ -137,7 +137,7 @@ pub fn stress_ops(seed: u64, ops: usize, keys: usize) -> Vec<Op> {
 
 /// The shrink workload: `cycles` times: set every key to a big value (the file grows to
 /// megabytes), remove seven keys in eight, trim (the file shrinks), set a quarter of the keys
-/// again, clearAll (the file shrinks to one page).
+/// again, clearAll (the file shrinks to one page); then a quarter of the keys are set once more.
 pub fn shrink_ops(cycles: usize, keys: usize) -> Vec<Op> {
     let mut out = Vec::new();
     let mut s = 0x5eed_u64;
@@ -155,6 +155,11 @@ pub fn shrink_ops(cycles: usize, keys: usize) -> Vec<Op> {
             out.push(Op::Set { key, len });
         }
         out.push(Op::ClearAll);
+    }
+    // End with some values so the final-state check has something to compare.
+    for key in (0..keys).filter(|k| k % 4 == 2) {
+        let len = 100 + splitmix(&mut s) as usize % 30_000;
+        out.push(Op::Set { key, len });
     }
     out
 }
