@@ -12,10 +12,17 @@ use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use benches::ids::{self, ReloadStore};
-use benches::memory::FixtureInfo;
+use benches::memory::{CountingAlloc, FixtureInfo};
 use criterion::{criterion_group, criterion_main, Criterion};
 use mmkv_reader::{Options, ReloadKind, Store};
 use mmkv_sys::Mode;
+
+#[global_allocator]
+static ALLOC: CountingAlloc = CountingAlloc::new();
+
+fn mib(b: usize) -> f64 {
+    b as f64 / (1024.0 * 1024.0)
+}
 
 fn reload(c: &mut Criterion) {
     let official = common::newest_official();
@@ -76,7 +83,18 @@ fn reload(c: &mut Criterion) {
                 skipped.get()
             ));
         }
+        // Heap the reader kept after all those reloads (freed when it is dropped), against the
+        // store's current actual data size.
+        let region = reader.snapshot().region_len();
+        let before = ALLOC.current();
         drop(reader);
+        let kept = before.saturating_sub(ALLOC.current());
+        notes.push(format!(
+            "{name}: after the runs the reader held {:.1} MiB of heap for a {:.1} MiB region ({:.2}×)",
+            mib(kept),
+            mib(region),
+            kept as f64 / region.max(1) as f64
+        ));
         writer.close().expect("close");
     }
     g.finish();
