@@ -629,9 +629,16 @@ pub fn render(report: &Report, machine: &Machine, date: &str, note: Option<&str>
         };
         let _ = writeln!(o, "| {} | {measured} | {bound} | {met} |", t.name);
     }
-    for (bench, f) in &report.fixtures {
-        for n in &f.notes {
-            let _ = writeln!(o, "\n_{bench}: {n}_");
+    let notes: Vec<String> = report
+        .fixtures
+        .iter()
+        .flat_map(|(bench, f)| f.notes.iter().map(move |n| format!("- {bench}: {n}")))
+        .collect();
+    if !notes.is_empty() {
+        o.push_str("\nNotes:\n\n");
+        for n in notes {
+            o.push_str(&n);
+            o.push('\n');
         }
     }
     o

@@ -104,7 +104,9 @@ fn renders_all_rows() {
         s.contains("| reader get_i32 / floor | 1.25 | ≤ 1.3 | yes |"),
         "{s}"
     );
-    assert!(s.contains("3 full reloads after writer compaction were not timed"));
+    assert!(
+        s.contains("\nNotes:\n\n- reload: 3 full reloads after writer compaction were not timed\n")
+    );
     // Every rendered table row has the header's column count.
     for table in s.split("\n\n").filter(|b| b.starts_with('|')) {
         let cols: Vec<usize> = table.lines().map(|l| l.matches('|').count()).collect();
