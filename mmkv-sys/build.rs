@@ -259,6 +259,8 @@ fn build_version(
         "-fPIC".into(),
         "-shared".into(),
         "-Wall".into(),
+        // Core is a CMake Release build (NDEBUG): inline header code must match it.
+        "-DNDEBUG".into(),
         format!("-DMMKV_SHIM_VERSION={number}"),
     ];
     args.extend(flags.iter().cloned());

@@ -28,6 +28,11 @@
 //! such flag and presence is emulated with `containsKey()` (see [`Capabilities::has_value_flag`]).
 //! `getString`, `getBytes` and `getVector` return a bool in every version: that is the flag.
 //!
+//! ## Expiration
+//! Per-key durations (`expire: Some(secs)`) need v1.3.0+ and [`Instance::enable_key_expire`]
+//! first: with auto key expiration off, the library ignores the duration (its debug assert is
+//! compiled out in the Release build used here), exactly as an application would see it.
+//!
 //! ## Unsupported calls
 //! A call the loaded version does not offer (an expire duration before v1.3.0, typed vectors
 //! before v1.3.6, AES-256 before v2.3.0, …) returns [`Error::Unsupported`], never crashes.
