@@ -9,7 +9,8 @@
 //! test process must survive, every value it sees must be one the writer wrote, and
 //! `/proc/self/maps` must never show a mapping of the data file (the meta file is mapped).
 //!
-//! `MMKV_SHRINK_CYCLES` (default 20) changes the number of grow/trim/clear cycles.
+//! `MMKV_SHRINK_CYCLES` (default 20) changes the number of grow/trim/clear cycles;
+//! `MMKV_ROBUST_TAG` picks another built official version for the writer.
 
 mod robust;
 

@@ -9,7 +9,8 @@
 //! thread's previous one; no crash; after the writer exits, the reader's state equals both the
 //! state the operation sequence implies and what the writer read back through the official API.
 //!
-//! `MMKV_STRESS_OPS` (default 100000) and `MMKV_STRESS_SEED` (default 1) change the run.
+//! `MMKV_STRESS_OPS` (default 100000) and `MMKV_STRESS_SEED` (default 1) change the run;
+//! `MMKV_ROBUST_TAG` picks another built official version for the writer.
 
 mod robust;
 

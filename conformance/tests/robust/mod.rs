@@ -80,11 +80,17 @@ struct Shared {
     sequences: HashSet<u32>,
 }
 
-/// Newest official version built into mmkv-sys.
-pub fn newest_tag() -> &'static str {
-    mmkv_sys::built_versions()
-        .last()
-        .expect("mmkv-sys built no official version")
+/// The official version the writer uses: `MMKV_ROBUST_TAG` if set (must be built), else the
+/// newest version built into mmkv-sys.
+pub fn writer_tag() -> &'static str {
+    let built = mmkv_sys::built_versions();
+    if let Ok(t) = std::env::var("MMKV_ROBUST_TAG") {
+        return built
+            .iter()
+            .find(|b| **b == t)
+            .unwrap_or_else(|| panic!("MMKV_ROBUST_TAG={t} is not built (built: {built:?})"));
+    }
+    built.last().expect("mmkv-sys built no official version")
 }
 
 fn parse_report(line: &str) -> WriterReport {
@@ -173,7 +179,7 @@ fn check_snapshot(
 
 /// Runs the writer and `spec.readers` reader threads; panics on any violation.
 pub fn run(spec: &Spec) -> Outcome {
-    let tag = newest_tag();
+    let tag = writer_tag();
     let dir = tempfile::tempdir().expect("tempdir");
     let history = Arc::new(History::new(&spec.ops, spec.keys));
     let mut child = Command::new(env!("CARGO_BIN_EXE_robust-writer"))
