@@ -19,7 +19,9 @@
 //! The official string getter returns arbitrary bytes; [`as_str`] additionally requires
 //! UTF-8 (use [`as_bytes`] for the exact bytes, which the official string getter also returns).
 
-use crate::varint::{read_len_prefixed, read_varint32, read_varint64};
+use crate::varint::{
+    read_len_prefixed, read_varint32, read_varint64, varint32_prefix, varint64_prefix,
+};
 
 fn nonempty(p: &[u8]) -> Option<&[u8]> {
     if p.is_empty() {
@@ -30,33 +32,33 @@ fn nonempty(p: &[u8]) -> Option<&[u8]> {
 }
 
 /// `getBool`: varint32 != 0.
+#[inline]
 pub fn as_bool(payload: &[u8]) -> Option<bool> {
-    let mut pos = 0;
-    read_varint32(nonempty(payload)?, &mut pos)
-        .ok()
-        .map(|v| v != 0)
+    varint32_prefix(payload).map(|v| v != 0)
 }
 
 /// `getInt32`: `readRawVarint32` as signed.
+#[inline]
 pub fn as_i32(payload: &[u8]) -> Option<i32> {
-    as_u32(payload).map(|v| v as i32)
+    varint32_prefix(payload).map(|v| v as i32)
 }
 
 /// `getUInt32`: `readRawVarint32` as unsigned.
+#[inline]
 pub fn as_u32(payload: &[u8]) -> Option<u32> {
-    let mut pos = 0;
-    read_varint32(nonempty(payload)?, &mut pos).ok()
+    varint32_prefix(payload)
 }
 
 /// `getInt64`: `readInt64`.
+#[inline]
 pub fn as_i64(payload: &[u8]) -> Option<i64> {
-    as_u64(payload).map(|v| v as i64)
+    varint64_prefix(payload).map(|v| v as i64)
 }
 
 /// `getUInt64`: `readInt64` as unsigned.
+#[inline]
 pub fn as_u64(payload: &[u8]) -> Option<u64> {
-    let mut pos = 0;
-    read_varint64(nonempty(payload)?, &mut pos).ok()
+    varint64_prefix(payload)
 }
 
 fn fixed<const N: usize>(p: &[u8], pos: &mut usize) -> Option<[u8; N]> {

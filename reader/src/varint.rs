@@ -78,6 +78,48 @@ pub fn read_varint64(buf: &[u8], pos: &mut usize) -> Result<u64> {
     Err(Error::MalformedVarint { offset: start })
 }
 
+/// [`read_varint32`] at the start of `buf`, without position or error: the same value, and
+/// `None` exactly where [`read_varint32`] fails (input ended, or a tenth byte with its
+/// continuation bit). The scalar getters use it (no `Error` is built on the hot path).
+#[inline]
+pub fn varint32_prefix(buf: &[u8]) -> Option<u32> {
+    let mut result = 0u32;
+    for i in 0..4 {
+        let b = *buf.get(i)?;
+        result |= ((b & 0x7f) as u32) << (7 * i);
+        if b < 0x80 {
+            return Some(result);
+        }
+    }
+    let b4 = *buf.get(4)?;
+    // Only the low four bits fit; the rest of the fifth byte is dropped as officially.
+    result |= (b4 as u32) << 28;
+    if b4 < 0x80 {
+        return Some(result);
+    }
+    for i in 5..10 {
+        if *buf.get(i)? < 0x80 {
+            return Some(result);
+        }
+    }
+    None
+}
+
+/// [`read_varint64`] at the start of `buf`, without position or error: the same value, and
+/// `None` exactly where [`read_varint64`] fails.
+#[inline]
+pub fn varint64_prefix(buf: &[u8]) -> Option<u64> {
+    let mut result = 0u64;
+    for i in 0..10 {
+        let b = *buf.get(i)?;
+        result |= ((b & 0x7f) as u64) << (7 * i);
+        if b < 0x80 {
+            return Some(result);
+        }
+    }
+    None
+}
+
 /// Reads a length-prefixed byte run as the official `readData` / `readString` do:
 /// the length is a [`read_varint32`]; negative => [`Error::NegativeLength`], longer than
 /// the remaining input => [`Error::LengthPastEnd`]. Returns the run's byte range.
