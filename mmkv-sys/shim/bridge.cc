@@ -14,16 +14,13 @@ void *ptr(size_t h) {
     return reinterpret_cast<void *>(h);
 }
 
+// One call into Rust per buffer (a memcpy there), not one per byte.
 void sinkToVec(void *ctx, const uint8_t *data, size_t len) {
-    auto out = static_cast<rust::Vec<uint8_t> *>(ctx);
-    out->reserve(out->size() + len);
-    for (size_t i = 0; i < len; i++) {
-        out->push_back(data[i]);
-    }
+    static_cast<ByteSink *>(ctx)->extend(rust::Slice<const uint8_t>(data, len));
 }
 
 struct Items {
-    rust::Vec<uint8_t> *data;
+    ByteSink *data;
     rust::Vec<size_t> *lens;
 };
 
@@ -173,17 +170,17 @@ MMKV_SYS_GETTER(get_u64, uint64_t, "getUInt64")
 MMKV_SYS_GETTER(get_f32, float, "getFloat")
 MMKV_SYS_GETTER(get_f64, double, "getDouble")
 
-bool ShimLibrary::get_string(size_t h, rust::Slice<const uint8_t> key, rust::Vec<uint8_t> &out) const {
+bool ShimLibrary::get_string(size_t h, rust::Slice<const uint8_t> key, ByteSink &out) const {
     int has = 0;
     check(m_api->get_string(ptr(h), key.data(), key.size(), sinkToVec, &out, &has), "getString");
     return has != 0;
 }
-bool ShimLibrary::get_bytes(size_t h, rust::Slice<const uint8_t> key, rust::Vec<uint8_t> &out) const {
+bool ShimLibrary::get_bytes(size_t h, rust::Slice<const uint8_t> key, ByteSink &out) const {
     int has = 0;
     check(m_api->get_bytes(ptr(h), key.data(), key.size(), sinkToVec, &out, &has), "getBytes");
     return has != 0;
 }
-bool ShimLibrary::get_string_vec(size_t h, rust::Slice<const uint8_t> key, rust::Vec<uint8_t> &data,
+bool ShimLibrary::get_string_vec(size_t h, rust::Slice<const uint8_t> key, ByteSink &data,
                                  rust::Vec<size_t> &lens) const {
     int has = 0;
     Items items{&data, &lens};
@@ -191,7 +188,7 @@ bool ShimLibrary::get_string_vec(size_t h, rust::Slice<const uint8_t> key, rust:
           "getVector(std::vector<std::string>)");
     return has != 0;
 }
-bool ShimLibrary::get_vec(size_t h, rust::Slice<const uint8_t> key, int32_t kind, rust::Vec<uint8_t> &raw) const {
+bool ShimLibrary::get_vec(size_t h, rust::Slice<const uint8_t> key, int32_t kind, ByteSink &raw) const {
     int has = 0;
     check(m_api->get_vec(ptr(h), key.data(), key.size(), kind, sinkToVec, &raw, &has), "getVector(std::vector<T>)");
     return has != 0;
@@ -214,7 +211,7 @@ void ShimLibrary::sync(size_t h, bool synchronous) const {
 void ShimLibrary::clear_memory_cache(size_t h) const {
     check(m_api->clear_memory_cache(ptr(h)), "clearMemoryCache");
 }
-void ShimLibrary::all_keys(size_t h, bool filter_expire, rust::Vec<uint8_t> &data, rust::Vec<size_t> &lens) const {
+void ShimLibrary::all_keys(size_t h, bool filter_expire, ByteSink &data, rust::Vec<size_t> &lens) const {
     Items items{&data, &lens};
     check(m_api->all_keys(ptr(h), filter_expire ? 1 : 0, sinkToItems, &items),
           filter_expire ? "allKeys(filterExpire)" : "allKeys");

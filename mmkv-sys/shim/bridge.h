@@ -10,6 +10,9 @@
 
 namespace mmkv_sys {
 
+// Rust-side growable byte buffer (bridge.rs); C++ appends whole buffers to it.
+struct ByteSink;
+
 class ShimLibrary {
 public:
     ShimLibrary(void *handle, const mmkv_shim_api_t *api);
@@ -50,18 +53,18 @@ public:
     bool get_u64(size_t h, rust::Slice<const uint8_t> key, uint64_t &out) const;
     bool get_f32(size_t h, rust::Slice<const uint8_t> key, float &out) const;
     bool get_f64(size_t h, rust::Slice<const uint8_t> key, double &out) const;
-    bool get_string(size_t h, rust::Slice<const uint8_t> key, rust::Vec<uint8_t> &out) const;
-    bool get_bytes(size_t h, rust::Slice<const uint8_t> key, rust::Vec<uint8_t> &out) const;
-    bool get_string_vec(size_t h, rust::Slice<const uint8_t> key, rust::Vec<uint8_t> &data,
+    bool get_string(size_t h, rust::Slice<const uint8_t> key, ByteSink &out) const;
+    bool get_bytes(size_t h, rust::Slice<const uint8_t> key, ByteSink &out) const;
+    bool get_string_vec(size_t h, rust::Slice<const uint8_t> key, ByteSink &data,
                         rust::Vec<size_t> &lens) const;
-    bool get_vec(size_t h, rust::Slice<const uint8_t> key, int32_t kind, rust::Vec<uint8_t> &raw) const;
+    bool get_vec(size_t h, rust::Slice<const uint8_t> key, int32_t kind, ByteSink &raw) const;
 
     int32_t remove(size_t h, rust::Slice<const uint8_t> key) const;
     void clear_all(size_t h, bool keep_space) const;
     void trim(size_t h) const;
     void sync(size_t h, bool synchronous) const;
     void clear_memory_cache(size_t h) const;
-    void all_keys(size_t h, bool filter_expire, rust::Vec<uint8_t> &data, rust::Vec<size_t> &lens) const;
+    void all_keys(size_t h, bool filter_expire, ByteSink &data, rust::Vec<size_t> &lens) const;
     uint64_t count(size_t h, bool filter_expire) const;
     bool contains(size_t h, rust::Slice<const uint8_t> key) const;
     uint64_t total_size(size_t h) const;

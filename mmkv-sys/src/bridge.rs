@@ -3,6 +3,11 @@
 #[allow(clippy::too_many_arguments)]
 #[cxx::bridge(namespace = "mmkv_sys")]
 pub(crate) mod ffi {
+    extern "Rust" {
+        type ByteSink;
+        fn extend(self: &mut ByteSink, data: &[u8]);
+    }
+
     unsafe extern "C++" {
         include!("mmkv-sys/shim/bridge.h");
 
@@ -127,13 +132,14 @@ pub(crate) mod ffi {
         fn get_u64(self: &ShimLibrary, h: usize, key: &[u8], out: &mut u64) -> Result<bool>;
         fn get_f32(self: &ShimLibrary, h: usize, key: &[u8], out: &mut f32) -> Result<bool>;
         fn get_f64(self: &ShimLibrary, h: usize, key: &[u8], out: &mut f64) -> Result<bool>;
-        fn get_string(self: &ShimLibrary, h: usize, key: &[u8], out: &mut Vec<u8>) -> Result<bool>;
-        fn get_bytes(self: &ShimLibrary, h: usize, key: &[u8], out: &mut Vec<u8>) -> Result<bool>;
+        fn get_string(self: &ShimLibrary, h: usize, key: &[u8], out: &mut ByteSink)
+            -> Result<bool>;
+        fn get_bytes(self: &ShimLibrary, h: usize, key: &[u8], out: &mut ByteSink) -> Result<bool>;
         fn get_string_vec(
             self: &ShimLibrary,
             h: usize,
             key: &[u8],
-            data: &mut Vec<u8>,
+            data: &mut ByteSink,
             lens: &mut Vec<usize>,
         ) -> Result<bool>;
         fn get_vec(
@@ -141,7 +147,7 @@ pub(crate) mod ffi {
             h: usize,
             key: &[u8],
             kind: i32,
-            raw: &mut Vec<u8>,
+            raw: &mut ByteSink,
         ) -> Result<bool>;
 
         fn remove(self: &ShimLibrary, h: usize, key: &[u8]) -> Result<i32>;
@@ -153,7 +159,7 @@ pub(crate) mod ffi {
             self: &ShimLibrary,
             h: usize,
             filter_expire: bool,
-            data: &mut Vec<u8>,
+            data: &mut ByteSink,
             lens: &mut Vec<usize>,
         ) -> Result<()>;
         fn count(self: &ShimLibrary, h: usize, filter_expire: bool) -> Result<u64>;
@@ -162,6 +168,16 @@ pub(crate) mod ffi {
         fn actual_size(self: &ShimLibrary, h: usize) -> Result<u64>;
         fn value_size(self: &ShimLibrary, h: usize, key: &[u8], actual: bool) -> Result<u64>;
         fn rekey(self: &ShimLibrary, h: usize, key: &[u8], aes256: bool) -> Result<bool>;
+    }
+}
+
+/// A byte buffer the C++ loader appends values to, one call (one memcpy) per buffer.
+#[derive(Default)]
+pub(crate) struct ByteSink(pub(crate) Vec<u8>);
+
+impl ByteSink {
+    fn extend(&mut self, data: &[u8]) {
+        self.0.extend_from_slice(data);
     }
 }
 

@@ -47,7 +47,7 @@
 mod bridge;
 pub mod versions;
 
-use bridge::ffi;
+use bridge::{ffi, ByteSink};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -621,12 +621,12 @@ impl Instance {
         if !self.lib.caps.typed_vectors {
             return Err(self.lib.unsupported("typed vectors"));
         }
-        let mut raw = Vec::new();
+        let mut raw = ByteSink::default();
         let has = self
             .shim()
             .get_vec(self.handle, key, T::KIND, &mut raw)
             .map_err(|e| self.lib.err(e))?;
-        Ok(has.then(|| raw.chunks_exact(T::SIZE).map(T::read).collect()))
+        Ok(has.then(|| raw.0.chunks_exact(T::SIZE).map(T::read).collect()))
     }
 
     vec_accessors! {
@@ -641,34 +641,34 @@ impl Instance {
 
     /// `getString(key, std::string&)`: the bytes of the string, `None` when it returns false.
     pub fn get_string(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let mut out = Vec::new();
+        let mut out = ByteSink::default();
         let has = self
             .shim()
             .get_string(self.handle, key, &mut out)
             .map_err(|e| self.lib.err(e))?;
-        Ok(has.then_some(out))
+        Ok(has.then_some(out.0))
     }
 
     /// `getBytes(key, MMBuffer&)`: `None` when it returns false (before that overload existed:
     /// `getBytes(key)`, present when non-empty or `containsKey`).
     pub fn get_bytes(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let mut out = Vec::new();
+        let mut out = ByteSink::default();
         let has = self
             .shim()
             .get_bytes(self.handle, key, &mut out)
             .map_err(|e| self.lib.err(e))?;
-        Ok(has.then_some(out))
+        Ok(has.then_some(out.0))
     }
 
     /// `getVector(key, std::vector<std::string>&)`.
     pub fn get_string_vec(&self, key: &[u8]) -> Result<Option<Vec<Vec<u8>>>> {
-        let mut data = Vec::new();
+        let mut data = ByteSink::default();
         let mut lens = Vec::new();
         let has = self
             .shim()
             .get_string_vec(self.handle, key, &mut data, &mut lens)
             .map_err(|e| self.lib.err(e))?;
-        Ok(has.then(|| split_items(&data, &lens)))
+        Ok(has.then(|| split_items(&data.0, &lens)))
     }
 
     /// `removeValueForKey(key)`: `Some(result)` from v2.0.0 (returns bool), `None` before
@@ -738,12 +738,12 @@ impl Instance {
     }
 
     fn keys(&self, filter: bool) -> Result<Vec<Vec<u8>>> {
-        let mut data = Vec::new();
+        let mut data = ByteSink::default();
         let mut lens = Vec::new();
         self.shim()
             .all_keys(self.handle, filter, &mut data, &mut lens)
             .map_err(|e| self.lib.err(e))?;
-        Ok(split_items(&data, &lens))
+        Ok(split_items(&data.0, &lens))
     }
 
     /// `count()`.
