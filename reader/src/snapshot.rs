@@ -358,6 +358,13 @@ impl SnapInner {
     }
 }
 
+/// Merges `newer` into a copy of `older` (newer entries win; tombstones are dropped when
+/// merging into the base) and keeps only the chunks a surviving entry points into. Without
+/// that, a key overwritten on every append would make the merged level collect one chunk per
+/// reload, and every later merge would copy that ever-growing chunk list. Costs
+/// O(entries + chunks of both levels); the chunks of a merged level are at most its entries
+/// (+ the base region), so a reload stays O(appended records), amortized, whatever the number
+/// of reloads since the last full load.
 fn merge(older: &Level, newer: &Level, into_base: bool, hasher: &KeyHasher) -> Level {
     let mut out = older.clone();
     let shift = out.chunks.len() as u32;
@@ -390,8 +397,32 @@ fn merge(older: &Level, newer: &Level, into_base: bool, hasher: &KeyHasher) -> L
             }
         }
     }
-    // Drop chunks nothing points to any more (only possible when merging into the base).
+    drop_unreferenced_chunks(&mut out);
     out
+}
+
+/// Removes the chunks no entry points into and renumbers the entries' chunk indexes
+/// (keys and spans are unchanged, so nothing is rehashed).
+fn drop_unreferenced_chunks(lvl: &mut Level) {
+    let mut used = vec![false; lvl.chunks.len()];
+    for e in lvl.table.iter() {
+        used[e.chunk as usize] = true;
+    }
+    if used.iter().all(|&u| u) {
+        return;
+    }
+    let mut remap = vec![u32::MAX; used.len()];
+    let mut kept = Vec::with_capacity(used.iter().filter(|&&u| u).count());
+    for (i, c) in lvl.chunks.drain(..).enumerate() {
+        if used[i] {
+            remap[i] = kept.len() as u32;
+            kept.push(c);
+        }
+    }
+    lvl.chunks = kept;
+    for e in lvl.table.iter_mut() {
+        e.chunk = remap[e.chunk as usize];
+    }
 }
 
 /// A handle on one immutable state of a store. Views borrowed from it (`get_bytes`,
@@ -564,5 +595,23 @@ impl Snapshot {
     /// Number of hash-table levels (1 after a full load; more after partial reloads).
     pub fn levels(&self) -> usize {
         self.inner.levels.len()
+    }
+
+    /// Number of separately allocated buffers this snapshot keeps alive (the base region plus
+    /// the appended chunks still referenced by some entry). A diagnostic: it stays bounded by
+    /// the number of entries, never by the number of partial reloads.
+    pub fn chunks(&self) -> usize {
+        self.inner.levels.iter().map(|l| l.chunks.len()).sum()
+    }
+
+    /// Bytes of the buffers this snapshot keeps alive (see [`Snapshot::chunks`]); about the
+    /// region size.
+    pub fn retained_bytes(&self) -> usize {
+        self.inner
+            .levels
+            .iter()
+            .flat_map(|l| l.chunks.iter())
+            .map(|c| c.len())
+            .sum()
     }
 }

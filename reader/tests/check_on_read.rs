@@ -333,3 +333,48 @@ fn partial_reload_cost_follows_appended_size() {
     assert!(st.stats().bytes_read > s.bytes_read + region.len() as u64);
     assert_eq!(st.len(), 20_020);
 }
+
+/// A writer that keeps overwriting the same few keys: every append is a partial reload. The
+/// snapshot must not collect one chunk per reload (a reload would then cost O(reloads since
+/// the last full load)); levels, chunks and retained bytes stay bounded.
+#[test]
+fn repeated_overwrites_keep_chunks_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("hot");
+    let base: Vec<(Vec<u8>, Vec<u8>)> = (0..64u32)
+        .map(|i| (format!("base-{i:03}").into_bytes(), lp(b"base value")))
+        .collect();
+    let refs: Vec<(&[u8], &[u8])> = base.iter().map(|(k, v)| (&k[..], &v[..])).collect();
+    write_plain_store(&p, &refs, MetaSpec::default());
+    let st = Store::open(&p, opts()).unwrap();
+    assert_eq!(st.len(), 64);
+    let hot: [&[u8]; 3] = [b"hot-a", b"hot-b", b"base-007"];
+    let mut max_levels = 0;
+    let mut max_chunks = 0;
+    for i in 0..2_000u32 {
+        let key = hot[(i % 7 % 3) as usize];
+        let mut rec = Vec::new();
+        record(&mut rec, key, &vi(i as u64));
+        append_stored(&p, &rec);
+        assert_eq!(st.refresh(), Ok(true));
+        let snap = st.snapshot();
+        assert_eq!(snap.get_u32(key), Some(i));
+        max_levels = max_levels.max(snap.levels());
+        max_chunks = max_chunks.max(snap.chunks());
+        assert!(
+            snap.retained_bytes() <= snap.region_len(),
+            "{} > {}",
+            snap.retained_bytes(),
+            snap.region_len()
+        );
+    }
+    let s = st.stats();
+    assert_eq!((s.partial, s.full, s.failed), (2_000, 0, 0));
+    // base + at most one level per hot key; chunks: the base region + one per live hot entry
+    // in each level
+    assert!(max_levels <= 4, "levels {max_levels}");
+    assert!(max_chunks <= 1 + 2 * hot.len(), "chunks {max_chunks}");
+    let snap = st.snapshot();
+    assert_eq!(snap.len(), 66);
+    assert_eq!(snap.get_str("base-000"), Some("base value"));
+}
