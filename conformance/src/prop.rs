@@ -69,7 +69,8 @@ pub enum PropOutcome {
         /// Cases in which the official instance's in-memory state disagreed with its own
         /// files (see [`crate::run`]); the reader agreed with the files.
         divergent_cases: u32,
-        /// The first such divergence, with its workload in YAML.
+        /// The first such divergence (its workload is saved under `failures_dir/divergences/`
+        /// when saving is on).
         divergence_example: Option<String>,
     },
     /// A case failed; `minimal` is the shrunk workload.
@@ -147,11 +148,22 @@ pub fn check_property(
                             kind,
                             workload: workload.clone(),
                         };
+                        let saved = if cfg.save_failures {
+                            match save_failure(
+                                &cfg.failures_dir.join("divergences"),
+                                &repro,
+                                &outcome,
+                            ) {
+                                Ok(dir) => format!("saved in {}", dir.display()),
+                                Err(e) => format!("(could not save: {e})"),
+                            }
+                        } else {
+                            String::new()
+                        };
                         d.1 = Some(format!(
-                            "{} {kind}: {first} ({} read(s) differ)\n{}",
+                            "{} {kind}: {first} ({} read(s) differ); {saved}",
                             lib.tag(),
                             outcome.divergences.len(),
-                            repro.to_yaml()
                         ));
                     }
                 }

@@ -65,7 +65,8 @@ pub struct Row {
     pub tag: String,
     /// Live or golden.
     pub source: Source,
-    /// Verdict per store kind id.
+    /// Verdict per store kind id (serialized in report column order).
+    #[serde(serialize_with = "kinds_in_column_order")]
     pub kinds: BTreeMap<String, Cell>,
     /// Failure details (not part of the JSON).
     #[serde(skip)]
@@ -74,6 +75,25 @@ pub struct Row {
     /// (see [`crate::run`]). Not part of the JSON.
     #[serde(skip)]
     pub notes: Vec<String>,
+}
+
+fn kinds_in_column_order<S: serde::Serializer>(
+    kinds: &BTreeMap<String, Cell>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = serializer.serialize_map(Some(kinds.len()))?;
+    for k in StoreKind::ALL {
+        if let Some(c) = kinds.get(k.id()) {
+            map.serialize_entry(k.id(), c)?;
+        }
+    }
+    for (k, c) in kinds {
+        if k.parse::<StoreKind>().is_err() {
+            map.serialize_entry(k, c)?;
+        }
+    }
+    map.end()
 }
 
 /// The whole report.
@@ -386,5 +406,61 @@ fn golden_ok(golden: Option<&(bool, Vec<String>)>, failures: &mut Vec<String>) -
             failures.extend(why.iter().cloned());
             false
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(tag: &str, source: Source, cells: &[(StoreKind, Cell)]) -> Row {
+        Row {
+            tag: tag.to_string(),
+            source,
+            kinds: cells
+                .iter()
+                .map(|(k, c)| (k.id().to_string(), *c))
+                .collect(),
+            failures: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn renders_json_text_and_markdown() {
+        let report = Report {
+            versions: vec![
+                row(
+                    "v2.0.0",
+                    Source::Live,
+                    &[
+                        (StoreKind::Plain, Cell::Pass),
+                        (StoreKind::Aes256, Cell::NotApplicable),
+                    ],
+                ),
+                row(
+                    "v2.4.2",
+                    Source::Golden,
+                    &[(StoreKind::Aes256, Cell::Golden)],
+                ),
+            ],
+        };
+        assert!(report.passed());
+        let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+        assert_eq!(json["versions"][0]["tag"], "v2.0.0");
+        assert_eq!(json["versions"][0]["source"], "live");
+        assert_eq!(json["versions"][0]["kinds"]["plain"], "pass");
+        assert_eq!(json["versions"][0]["kinds"]["aes256"], "n/a");
+        assert_eq!(json["versions"][1]["source"], "golden");
+        assert_eq!(json["versions"][1]["kinds"]["aes256"], "golden");
+        let md = report.to_markdown();
+        assert!(md.starts_with("| tag | source | plain | multi |"));
+        assert!(md.contains("| v2.4.2 | golden | n/a |"));
+        assert_eq!(report.to_text().lines().count(), 3);
+
+        let mut failing = report.clone();
+        failing.versions[0].kinds.insert("multi".into(), Cell::Fail);
+        assert!(!failing.passed());
+        assert!(failing.to_text().contains("FAIL"));
     }
 }
