@@ -77,6 +77,7 @@ pub(crate) fn bytes_read_on_thread() -> u64 {
 /// field never causes a huge allocation.
 pub(crate) fn read_at(file: &File, path: &Path, offset: u64, len: usize) -> Result<Vec<u8>> {
     let mut buf = vec![0u8; len];
+    advise_huge_pages(&mut buf);
     let mut done = 0usize;
     while done < len {
         match file.read_at(&mut buf[done..], offset + done as u64) {
@@ -96,6 +97,39 @@ pub(crate) fn read_at(file: &File, path: &Path, offset: u64, len: usize) -> Resu
     }
     Ok(buf)
 }
+
+/// Size of a transparent huge page on x86-64 and aarch64 (4 KiB base pages).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+const HUGE_PAGE: usize = 2 << 20;
+
+/// Asks the kernel to back the 2 MiB-aligned interior of a large, not yet touched buffer with
+/// transparent huge pages (`MADV_HUGEPAGE`). With THP in `madvise` mode (a common default) a
+/// 64 MiB region read otherwise takes 16,384 page faults, about half of a full load. Only the
+/// paging policy changes; errors (THP disabled, old kernel) are ignored.
+#[cfg(target_os = "linux")]
+fn advise_huge_pages(buf: &mut [u8]) {
+    if buf.len() < 2 * HUGE_PAGE {
+        return;
+    }
+    let start = buf.as_mut_ptr() as usize;
+    let first = (start + HUGE_PAGE - 1) & !(HUGE_PAGE - 1);
+    let end = (start + buf.len()) & !(HUGE_PAGE - 1);
+    if end > first {
+        // SAFETY: [first, end) lies inside `buf`, which we borrow mutably, so the range is
+        // mapped memory we own; MADV_HUGEPAGE only changes how future faults are served and
+        // never alters the contents or the validity of the memory.
+        let _ = unsafe {
+            rustix::mm::madvise(
+                first as *mut std::ffi::c_void,
+                end - first,
+                rustix::mm::Advice::LinuxHugepage,
+            )
+        };
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages(_buf: &mut [u8]) {}
 
 /// Reads up to `max` bytes from the start of the file (fewer if the file is shorter).
 pub(crate) fn read_prefix(file: &File, path: &Path, max: usize) -> Result<Vec<u8>> {
@@ -143,4 +177,51 @@ pub(crate) fn meta_path(data: &Path) -> std::path::PathBuf {
     let mut s = data.as_os_str().to_owned();
     s.push(".crc");
     s.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pattern(n: usize) -> Vec<u8> {
+        (0..n)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect()
+    }
+
+    /// Large reads (huge-page advice on the buffer) return exactly the file's bytes, at any
+    /// offset and for lengths around the advice threshold.
+    #[test]
+    fn large_reads_are_exact() {
+        let data = pattern(9 * HUGE_PAGE + 4099);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, &data).unwrap();
+        let f = File::open(&p).unwrap();
+        for (off, len) in [
+            (0usize, data.len()),
+            (4, data.len() - 4),
+            (7, 2 * HUGE_PAGE - 1),
+            (13, 2 * HUGE_PAGE),
+            (HUGE_PAGE + 1, 5 * HUGE_PAGE + 3),
+        ] {
+            let got = read_at(&f, &p, off as u64, len).unwrap();
+            assert!(got == data[off..off + len], "offset {off} len {len}");
+        }
+        assert!(matches!(
+            read_at(&f, &p, 1, data.len()),
+            Err(Error::Truncated { .. })
+        ));
+    }
+
+    /// The advice never changes memory contents, whatever the buffer's alignment.
+    #[test]
+    fn advice_keeps_contents() {
+        let src = pattern(5 * HUGE_PAGE + 17);
+        for skew in [0usize, 1, 4095, 4096] {
+            let mut buf = src.clone();
+            advise_huge_pages(&mut buf[skew..]);
+            assert!(buf == src, "skew {skew}");
+        }
+    }
 }

@@ -104,7 +104,13 @@ impl SnapInner {
     pub(crate) fn from_region(region: Vec<u8>, info: BuildInfo) -> Result<SnapInner> {
         let hasher = KeyHasher::default();
         let chunk: Arc<Vec<u8>> = Arc::new(region);
-        let mut table: HashTable<Entry> = HashTable::new();
+        // Sized for every record up front (a cheap parse pass): no rehash while building.
+        let n_records = if chunk.is_empty() {
+            0
+        } else {
+            records(&chunk).take_while(Result::is_ok).count()
+        };
+        let mut table: HashTable<Entry> = HashTable::with_capacity(n_records);
         {
             let lvl_chunks = [chunk.clone()];
             let key_of = |e: &Entry| -> &[u8] {
