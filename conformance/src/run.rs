@@ -5,7 +5,9 @@
 //! 1. `live`: after `sync()`, with the official instance still open (its getters read its
 //!    in-process state; the reader reads the files it shares through `MAP_SHARED`);
 //! 2. `reopened`: after `close()` and a fresh open of the official instance (its state now
-//!    comes from the files only), with a freshly opened reader.
+//!    comes from the files only). The reads compared are the same reader reads as in `live`
+//!    (taken once, before any official getter ran), and then those of a freshly opened reader
+//!    (`reopened, fresh reader`).
 //!
 //! The reader is judged against what the official library makes of the FILES: a difference
 //! seen in the `reopened` stage is a failure. A difference seen only in the `live` stage, where
@@ -15,8 +17,9 @@
 //! overwritten with a larger one, until reloaded). Those are kept as
 //! [`RunOutcome::divergences`] and reported, but do not fail the run.
 //!
-//! In both stages the reader is read first: official getters delete expired keys as a side
-//! effect, and the reader must be judged on the files as the workload left them.
+//! The reader is read before any official getter: official getters delete expired keys as a
+//! side effect (a deletion record is appended), and the reader must be judged on the files as
+//! the workload left them.
 //!
 //! Time: the reader uses the system clock, like the official library (`time(nullptr)`).
 //! Workloads only use expire durations far from "now" or [`SHORT_EXPIRE`]; after a short one
@@ -26,7 +29,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::compare::{capture_reader, compare_with_official, Mismatch};
+use crate::compare::{capture_reader, compare_with_official, Mismatch, ReaderReads};
 use crate::error::{Error, Result};
 use crate::kind::StoreKind;
 use crate::official::{OfficialLib, OfficialStore};
@@ -138,34 +141,36 @@ struct StageCtx<'a> {
 }
 
 impl StageCtx<'_> {
+    /// Opens a fresh reader and captures every read (`Err` = the reader cannot open).
+    fn capture(&self) -> std::result::Result<ReaderReads, Mismatch> {
+        let view = self
+            .reader
+            .open(self.path, self.kind.crypt_key(), self.kind.aes256())
+            .map_err(|e| Mismatch {
+                key: None,
+                what: "open".to_string(),
+                official: "opened".to_string(),
+                reader: format!("error: {e}"),
+            })?;
+        Ok(capture_reader(view.as_ref(), self.keys, self.getters))
+    }
+
+    /// Compares captured reads with `official`, appending tagged mismatches to `out`.
     fn compare(
         &self,
         name: &str,
+        reads: &std::result::Result<ReaderReads, Mismatch>,
         official: &mut dyn OfficialStore,
         out: &mut Vec<(String, Mismatch)>,
     ) -> Result<()> {
-        let view = match self
-            .reader
-            .open(self.path, self.kind.crypt_key(), self.kind.aes256())
-        {
-            Ok(v) => v,
-            Err(e) => {
-                out.push((
-                    name.to_string(),
-                    Mismatch {
-                        key: None,
-                        what: "open".to_string(),
-                        official: "opened".to_string(),
-                        reader: format!("error: {e}"),
-                    },
-                ));
-                return Ok(());
+        match reads {
+            Err(m) => out.push((name.to_string(), m.clone())),
+            Ok(reads) => {
+                for m in compare_with_official(official, &self.lib.features(), reads, self.getters)?
+                {
+                    out.push((name.to_string(), m));
+                }
             }
-        };
-        let reads = capture_reader(view.as_ref(), self.keys, self.getters);
-        drop(view);
-        for m in compare_with_official(official, &self.lib.features(), &reads, self.getters)? {
-            out.push((name.to_string(), m));
         }
         Ok(())
     }
@@ -228,12 +233,24 @@ pub fn run_workload(
         keys: &keys,
         getters: &getters,
     };
+    // The reader reads the files exactly as the workload left them, before any official
+    // getter runs (official getters delete expired keys as a side effect).
+    let before = ctx.capture();
     let mut live = Vec::new();
-    ctx.compare("live", official.as_mut(), &mut live)?;
+    ctx.compare("live", &before, official.as_mut(), &mut live)?;
     official.close()?;
     let mut official = open_official(lib, dir.path(), &id, kind, workload)?;
     let mut reopened = Vec::new();
-    ctx.compare("reopened", official.as_mut(), &mut reopened)?;
+    ctx.compare("reopened", &before, official.as_mut(), &mut reopened)?;
+    // A fresh reader on the files as they are now (deletion records of expired keys
+    // included) must agree with the reopened official too.
+    let after = ctx.capture();
+    ctx.compare(
+        "reopened, fresh reader",
+        &after,
+        official.as_mut(),
+        &mut reopened,
+    )?;
     official.close()?;
     let confirmed = |m: &Mismatch| {
         reopened

@@ -218,7 +218,7 @@ fn ignoring_expiry_is_caught_with_a_real_sleep() {
         past_expire_weight: 0,
         big_value_weight: 0,
     };
-    let ops = expect_failure(&lib, StoreKind::Expire, &reader, gen, 8, 24).ops;
+    let ops = expect_failure(&lib, StoreKind::Expire, &reader, gen, 8, 12).ops;
     assert!(ops.len() <= 2, "not minimal: {ops:?}");
     assert!(
         ops.iter().any(|op| matches!(
