@@ -20,7 +20,8 @@
 //! UTF-8 (use [`as_bytes`] for the exact bytes, which the official string getter also returns).
 
 use crate::varint::{
-    read_len_prefixed, read_varint32, read_varint64, varint32_prefix, varint64_prefix,
+    len_prefixed_prefix, read_len_prefixed, read_varint32, read_varint64, varint32_prefix,
+    varint64_prefix,
 };
 
 fn nonempty(p: &[u8]) -> Option<&[u8]> {
@@ -82,13 +83,13 @@ pub fn as_f64(payload: &[u8]) -> Option<f64> {
 
 /// `getBytes` (and the bytes of `getString`): a varint32 length then that many bytes
 /// (zero-copy). `Some(&[])` for an empty byte string.
+#[inline]
 pub fn as_bytes(payload: &[u8]) -> Option<&[u8]> {
-    let mut pos = 0;
-    let r = read_len_prefixed(nonempty(payload)?, &mut pos).ok()?;
-    Some(&payload[r])
+    len_prefixed_prefix(payload)
 }
 
 /// `getString`, zero-copy; `None` also when the bytes are not UTF-8.
+#[inline]
 pub fn as_str(payload: &[u8]) -> Option<&str> {
     std::str::from_utf8(as_bytes(payload)?).ok()
 }

@@ -83,26 +83,45 @@ pub fn read_varint64(buf: &[u8], pos: &mut usize) -> Result<u64> {
 /// continuation bit). The scalar getters use it (no `Error` is built on the hot path).
 #[inline]
 pub fn varint32_prefix(buf: &[u8]) -> Option<u32> {
+    varint32_prefix_len(buf).map(|(v, _)| v)
+}
+
+/// [`varint32_prefix`] and the number of bytes the varint took (what [`read_varint32`]
+/// advances `pos` by).
+#[inline]
+pub fn varint32_prefix_len(buf: &[u8]) -> Option<(u32, usize)> {
     let mut result = 0u32;
     for i in 0..4 {
         let b = *buf.get(i)?;
         result |= ((b & 0x7f) as u32) << (7 * i);
         if b < 0x80 {
-            return Some(result);
+            return Some((result, i + 1));
         }
     }
     let b4 = *buf.get(4)?;
     // Only the low four bits fit; the rest of the fifth byte is dropped as officially.
     result |= (b4 as u32) << 28;
     if b4 < 0x80 {
-        return Some(result);
+        return Some((result, 5));
     }
     for i in 5..10 {
         if *buf.get(i)? < 0x80 {
-            return Some(result);
+            return Some((result, i + 1));
         }
     }
     None
+}
+
+/// [`read_len_prefixed`] at the start of `buf`, without position or error: the run itself,
+/// and `None` exactly where [`read_len_prefixed`] fails (bad varint, negative length, length
+/// past the end).
+#[inline]
+pub fn len_prefixed_prefix(buf: &[u8]) -> Option<&[u8]> {
+    let (len, n) = varint32_prefix_len(buf)?;
+    if (len as i32) < 0 {
+        return None;
+    }
+    buf.get(n..n.checked_add(len as usize)?)
 }
 
 /// [`read_varint64`] at the start of `buf`, without position or error: the same value, and

@@ -1,10 +1,14 @@
-//! The scalar getters' Option fast path (`varint32_prefix` / `varint64_prefix`, used by
-//! `decode::as_bool/as_i32/as_u32/as_i64/as_u64`) must agree with the reference decoders
-//! `read_varint32` / `read_varint64` (the official `CodedInputData` semantics) on every input:
+//! The getters' Option fast path (`varint32_prefix[_len]` / `varint64_prefix` /
+//! `len_prefixed_prefix`, used by `decode::as_bool/as_i32/as_u32/as_i64/as_u64/as_bytes/as_str`)
+//! must agree with the reference decoders `read_varint32` / `read_varint64` /
+//! `read_len_prefixed` (the official `CodedInputData` semantics) on every input:
 //! same value, and `None` exactly where the reference fails.
 
 use mmkv_reader::decode;
-use mmkv_reader::varint::{read_varint32, read_varint64, varint32_prefix, varint64_prefix};
+use mmkv_reader::varint::{
+    len_prefixed_prefix, read_len_prefixed, read_varint32, read_varint64, varint32_prefix,
+    varint32_prefix_len, varint64_prefix,
+};
 use proptest::prelude::*;
 
 /// The getters as they were defined before the fast path: non-empty payload, one
@@ -23,7 +27,26 @@ fn ref64(p: &[u8]) -> Option<u64> {
     read_varint64(p, &mut 0).ok()
 }
 
+fn ref_bytes(p: &[u8]) -> Option<&[u8]> {
+    if p.is_empty() {
+        return None;
+    }
+    let mut pos = 0;
+    read_len_prefixed(p, &mut pos).ok().map(|r| &p[r])
+}
+
 fn check(p: &[u8]) {
+    let mut pos = 0;
+    let reference = read_varint32(p, &mut pos).ok().map(|v| (v, pos));
+    assert_eq!(varint32_prefix_len(p), reference, "varint32 len {p:02x?}");
+    let rb = ref_bytes(p);
+    assert_eq!(len_prefixed_prefix(p), rb, "len-prefixed {p:02x?}");
+    assert_eq!(decode::as_bytes(p), rb, "as_bytes {p:02x?}");
+    assert_eq!(
+        decode::as_str(p),
+        rb.and_then(|b| std::str::from_utf8(b).ok()),
+        "as_str {p:02x?}"
+    );
     let r32 = ref32(p);
     let r64 = ref64(p);
     assert_eq!(varint32_prefix(p), r32, "varint32 {p:02x?}");
@@ -65,6 +88,28 @@ proptest! {
         for cut in 0..n {
             check(&p[..cut]);
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(5_000))]
+
+    /// Length-prefixed runs whose length is near the bytes that follow (exact, short, long),
+    /// in minimal and padded (non-minimal, up to 10 bytes) varint forms.
+    #[test]
+    fn len_prefixed_near_fit(data in prop::collection::vec(any::<u8>(), 0..40), delta in -3i64..3, pad in 0usize..6) {
+        let len = (data.len() as i64 + delta).max(0) as u64;
+        let mut p = Vec::new();
+        mmkv_reader::varint::write_varint(&mut p, len);
+        if pad > 0 {
+            // non-minimal encoding: continuation bytes with zero payload
+            let last = p.len() - 1;
+            p[last] |= 0x80;
+            p.extend(std::iter::repeat_n(0x80u8, pad - 1));
+            p.push(0);
+        }
+        p.extend_from_slice(&data);
+        check(&p);
     }
 }
 
