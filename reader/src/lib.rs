@@ -6,7 +6,7 @@
 //! from v2.4.0 the header is 0), item-size holders of 1–5 bytes (random from v2.0.0),
 //! AES-128 / AES-256 CFB encryption of the whole data region, and key expiration.
 //!
-//! # High level: [`Store`] and [`Snapshot`]
+//! # High level: [`Store`], [`Snapshot`] and [`SnapshotRef`]
 //!
 //! [`Store::open`] loads a store (data file `PATH`, meta file `PATH.crc`) into an immutable
 //! snapshot. Each read first compares the meta file's crc digest, actual size and sequence
@@ -38,9 +38,21 @@
 //!     let _payload: &[u8] = snap.raw_value(key).unwrap();
 //! }
 //! assert_eq!(snap.len(), n);
+//!
+//! // the cheapest zero-copy read: a short-lived borrowed view (check-on-read, no refcount)
+//! let key = snap.keys().next().unwrap();
+//! assert_eq!(store.view().raw_value(key), snap.raw_value(key));
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! Two handles give zero-copy access, with the same getters (both dereference to
+//! [`SnapshotData`], where the getters are documented):
+//! * [`Store::snapshot`] → [`Snapshot`]: owned (`Arc`), `Clone + Send + Sync`, may be kept for
+//!   as long as wanted; taking and dropping one costs an atomic increment and decrement.
+//! * [`Store::view`] → [`SnapshotRef<'_>`](SnapshotRef): borrowed from the store and meant to be
+//!   short-lived (a read or a few); it keeps the lock-free pointer's guard instead of an `Arc`,
+//!   so a zero-copy `store.view().get_bytes(key)` costs about what a scalar copy getter does.
 //!
 //! # Getter semantics
 //!
@@ -61,7 +73,7 @@
 //!   an empty store; the reader returns the parse error (or [`Error::Undecryptable`] when a
 //!   crypt key was given).
 //! * Expired keys are absent here as in the official getters, but the official getter also
-//!   deletes them from the file; [`Snapshot::len`] counts unexpired keys (the official
+//!   deletes them from the file; [`SnapshotData::len`] counts unexpired keys (the official
 //!   `count(filterExpire = true)`).
 //! * The meta's last-confirmed fallback and the "old-style header size" fallback are applied
 //!   as the official loader does, without rewriting the meta file.
@@ -88,7 +100,7 @@ pub mod varint;
 pub use clock::{Clock, FixedClock, ManualClock, SystemClock};
 pub use error::{Error, Result};
 pub use load::RegionSource;
-pub use snapshot::{KeyHasher, Snapshot};
+pub use snapshot::{KeyHasher, Snapshot, SnapshotData, SnapshotRef};
 pub use store::{Options, ReloadKind, ReloadStats, Store};
 
 #[cfg(test)]
@@ -97,6 +109,7 @@ mod send_sync {
 
     #[test]
     fn store_and_snapshot_are_send_sync() {
+        assert_send_sync::<crate::SnapshotData>();
         assert_send_sync::<crate::Store>();
         assert_send_sync::<crate::Snapshot>();
         assert_send_sync::<crate::Error>();

@@ -66,8 +66,12 @@ fn span(chunk: &[u8], part: &[u8]) -> (u32, u32) {
     (off as u32, part.len() as u32)
 }
 
-/// Internal immutable state.
-pub(crate) struct SnapInner {
+/// The immutable parsed state of a store, with every getter. It is only reached through a
+/// handle: [`Snapshot`] (owned, cheap to clone, may be kept) or [`SnapshotRef`] (borrowed from
+/// the [`Store`](crate::Store) by [`Store::view`](crate::Store::view), no reference-count
+/// traffic), both of which dereference to it. Zero-copy views (`get_bytes`, `get_str`, `keys`...)
+/// borrow from the handle, so they can never observe a reload.
+pub struct SnapshotData {
     pub(crate) levels: Vec<Arc<Level>>,
     pub(crate) hasher: KeyHasher,
     pub(crate) meta: MetaInfo,
@@ -86,7 +90,7 @@ pub(crate) struct SnapInner {
     pub(crate) generation: u64,
 }
 
-/// What [`SnapInner::apply`] needs to know about the region it builds from.
+/// What [`SnapshotData::apply`] needs to know about the region it builds from.
 pub(crate) struct BuildInfo {
     pub meta: MetaInfo,
     pub observed: Triple,
@@ -99,9 +103,9 @@ pub(crate) struct BuildInfo {
     pub generation: u64,
 }
 
-impl SnapInner {
+impl SnapshotData {
     /// Builds a one-level snapshot from a whole decrypted region.
-    pub(crate) fn from_region(region: Vec<u8>, info: BuildInfo) -> Result<SnapInner> {
+    pub(crate) fn from_region(region: Vec<u8>, info: BuildInfo) -> Result<SnapshotData> {
         let hasher = KeyHasher::default();
         let chunk: Arc<Vec<u8>> = Arc::new(region);
         // Sized for every record up front (a cheap parse pass): no rehash while building.
@@ -154,7 +158,7 @@ impl SnapInner {
             }
         }
         let len = table.len();
-        Ok(SnapInner {
+        Ok(SnapshotData {
             levels: vec![Arc::new(Level {
                 chunks: vec![chunk],
                 table,
@@ -176,7 +180,7 @@ impl SnapInner {
 
     /// Builds a new snapshot from this one plus the records of `chunk` (decrypted bytes
     /// appended to the region at offset `self.region_len`).
-    pub(crate) fn append(&self, chunk: Vec<u8>, info: BuildInfo) -> Result<SnapInner> {
+    pub(crate) fn append(&self, chunk: Vec<u8>, info: BuildInfo) -> Result<SnapshotData> {
         let chunk: Arc<Vec<u8>> = Arc::new(chunk);
         let mut len = self.len;
         let mut lvl = Level {
@@ -236,7 +240,7 @@ impl SnapInner {
             let is_base = levels.is_empty();
             levels.push(Arc::new(merge(&older, &newer, is_base, &self.hasher)));
         }
-        Ok(SnapInner {
+        Ok(SnapshotData {
             levels,
             hasher: self.hasher.clone(),
             key_expire: info.meta.key_expire(),
@@ -304,7 +308,7 @@ impl SnapInner {
         }
     }
 
-    pub(crate) fn expire_at(&self, key: &[u8]) -> Option<u32> {
+    fn expire_at_raw(&self, key: &[u8]) -> Option<u32> {
         let v = self.stored(key)?;
         let (_, t) = self.split(v);
         if self.key_expire && t != 0 && t <= self.clock.now_secs() {
@@ -431,12 +435,62 @@ fn drop_unreferenced_chunks(lvl: &mut Level) {
     }
 }
 
-/// A handle on one immutable state of a store. Views borrowed from it (`get_bytes`,
-/// `get_str`, `keys`...) cannot outlive it, so they can never observe a reload.
-/// Cloning is cheap (an `Arc`).
+/// An owned handle on one immutable state of a store ([`Store::snapshot`](crate::Store::snapshot)).
+/// Every getter is a method of [`SnapshotData`], which it dereferences to. Views borrowed from
+/// it (`get_bytes`, `get_str`, `keys`...) cannot outlive it, so they can never observe a
+/// reload. Cloning is cheap (an `Arc`); it may be kept as long as wanted and sent to other
+/// threads. Taking one costs an atomic reference-count increment (and a decrement on drop);
+/// for short zero-copy reads [`SnapshotRef`] avoids both.
 #[derive(Clone)]
 pub struct Snapshot {
-    pub(crate) inner: Arc<SnapInner>,
+    pub(crate) inner: Arc<SnapshotData>,
+}
+
+impl std::ops::Deref for Snapshot {
+    type Target = SnapshotData;
+    #[inline]
+    fn deref(&self) -> &SnapshotData {
+        &self.inner
+    }
+}
+
+/// A short-lived borrowed handle on the current state of a store
+/// ([`Store::view`](crate::Store::view)): the same getters as [`Snapshot`] (it dereferences to
+/// [`SnapshotData`] too), but it keeps `arc_swap`'s lightweight guard instead of cloning the
+/// `Arc`, so taking and dropping it costs no reference-count traffic. It borrows the store, so
+/// it cannot outlive it; hold it for a read or a few, not for long (a thread holding many
+/// guards at once makes further ones fall back to reference counting). Use
+/// [`SnapshotRef::to_snapshot`] to keep the state longer.
+pub struct SnapshotRef<'a> {
+    pub(crate) guard: arc_swap::Guard<Arc<SnapshotData>>,
+    pub(crate) _store: std::marker::PhantomData<&'a crate::Store>,
+}
+
+impl std::ops::Deref for SnapshotRef<'_> {
+    type Target = SnapshotData;
+    #[inline]
+    fn deref(&self) -> &SnapshotData {
+        &self.guard
+    }
+}
+
+impl SnapshotRef<'_> {
+    /// An owned [`Snapshot`] of the same state (one reference-count increment).
+    pub fn to_snapshot(&self) -> Snapshot {
+        Snapshot {
+            inner: Arc::clone(&self.guard),
+        }
+    }
+}
+
+impl std::fmt::Debug for SnapshotRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SnapshotRef")
+            .field("meta", &self.meta)
+            .field("len", &self.len)
+            .field("levels", &self.levels.len())
+            .finish()
+    }
 }
 
 impl std::fmt::Debug for Snapshot {
@@ -455,26 +509,26 @@ macro_rules! scalar_getters {
             $(#[$doc])*
             #[inline]
             pub fn $name(&self, key: impl AsRef<[u8]>) -> Option<$t> {
-                decode::$dec(self.inner.payload(key.as_ref())?)
+                decode::$dec(self.payload(key.as_ref())?)
             }
         )*
     };
 }
 
-impl Snapshot {
+impl SnapshotData {
     /// The value's bytes as the official `getBytes` returns them (zero-copy).
     #[inline]
     pub fn get_bytes(&self, key: impl AsRef<[u8]>) -> Option<&[u8]> {
-        decode::as_bytes(self.inner.payload(key.as_ref())?)
+        decode::as_bytes(self.payload(key.as_ref())?)
     }
 
     /// The value as a string (zero-copy); `None` also when the bytes are not UTF-8.
     #[inline]
     pub fn get_str(&self, key: impl AsRef<[u8]>) -> Option<&str> {
-        decode::as_str(self.inner.payload(key.as_ref())?)
+        decode::as_str(self.payload(key.as_ref())?)
     }
 
-    /// The value as an owned string (see [`Snapshot::get_str`]).
+    /// The value as an owned string (see [`SnapshotData::get_str`]).
     pub fn get_string(&self, key: impl AsRef<[u8]>) -> Option<String> {
         self.get_str(key).map(str::to_owned)
     }
@@ -514,30 +568,30 @@ impl Snapshot {
 
     /// `getVector` of strings as raw byte strings (zero-copy; no UTF-8 requirement).
     pub fn get_bytes_vec(&self, key: impl AsRef<[u8]>) -> Option<Vec<&[u8]>> {
-        decode::as_bytes_vec(self.inner.payload(key.as_ref())?)
+        decode::as_bytes_vec(self.payload(key.as_ref())?)
     }
 
     /// The value payload (expire suffix removed), zero-copy; `None` when absent or expired.
     #[inline]
     pub fn raw_value(&self, key: impl AsRef<[u8]>) -> Option<&[u8]> {
-        self.inner.payload(key.as_ref())
+        self.payload(key.as_ref())
     }
 
     /// The key is present (and not expired).
     #[inline]
     pub fn contains(&self, key: impl AsRef<[u8]>) -> bool {
-        self.inner.payload(key.as_ref()).is_some()
+        self.payload(key.as_ref()).is_some()
     }
 
     /// The expire time of a live key: `Some(0)` for "never" and for stores without key
     /// expiration; `None` when the key is absent or expired.
     pub fn expire_at(&self, key: impl AsRef<[u8]>) -> Option<u32> {
-        self.inner.expire_at(key.as_ref())
+        self.expire_at_raw(key.as_ref())
     }
 
     /// Number of live (unexpired) keys.
     pub fn len(&self) -> usize {
-        self.inner.live_len()
+        self.live_len()
     }
 
     /// No live keys.
@@ -547,17 +601,17 @@ impl Snapshot {
 
     /// Live (unexpired) keys, in no particular order.
     pub fn keys(&self) -> impl Iterator<Item = &[u8]> + '_ {
-        self.inner.iter_live().map(|(k, _)| k)
+        self.iter_live().map(|(k, _)| k)
     }
 
     /// Live (unexpired) `(key, payload)` pairs, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
-        self.inner.iter_live()
+        self.iter_live()
     }
 
     /// Live `(key, payload, expire time)` triples (expire time 0 = never / no expiration).
     pub fn entries(&self) -> impl Iterator<Item = (&[u8], &[u8], u32)> + '_ {
-        let inner = &*self.inner;
+        let inner = self;
         let now = if inner.key_expire {
             inner.clock.now_secs()
         } else {
@@ -575,46 +629,45 @@ impl Snapshot {
 
     /// The meta file as it was when this snapshot was loaded.
     pub fn meta(&self) -> &MetaInfo {
-        &self.inner.meta
+        &self.meta
     }
 
     /// Key expiration is on for this store (meta flag).
     pub fn key_expire(&self) -> bool {
-        self.inner.key_expire
+        self.key_expire
     }
 
     /// Size of the data region this snapshot was built from.
     pub fn region_len(&self) -> usize {
-        self.inner.region_len
+        self.region_len
     }
 
     /// Which size/crc pair verified the region (the actual size, or a fallback).
     pub fn region_source(&self) -> RegionSource {
-        self.inner.source
+        self.source
     }
 
     /// Counts loads of the owning store: 0 for the first, +1 per successful reload.
     pub fn generation(&self) -> u64 {
-        self.inner.generation
+        self.generation
     }
 
     /// Number of hash-table levels (1 after a full load; more after partial reloads).
     pub fn levels(&self) -> usize {
-        self.inner.levels.len()
+        self.levels.len()
     }
 
     /// Number of separately allocated buffers this snapshot keeps alive (the base region plus
     /// the appended chunks still referenced by some entry). A diagnostic: it stays bounded by
     /// the number of entries, never by the number of partial reloads.
     pub fn chunks(&self) -> usize {
-        self.inner.levels.iter().map(|l| l.chunks.len()).sum()
+        self.levels.iter().map(|l| l.chunks.len()).sum()
     }
 
-    /// Bytes of the buffers this snapshot keeps alive (see [`Snapshot::chunks`]); about the
+    /// Bytes of the buffers this snapshot keeps alive (see [`SnapshotData::chunks`]); about the
     /// region size.
     pub fn retained_bytes(&self) -> usize {
-        self.inner
-            .levels
+        self.levels
             .iter()
             .flat_map(|l| l.chunks.iter())
             .map(|c| c.len())

@@ -15,7 +15,7 @@ use crate::fsio::{meta_path, open_regular, SharedLock, Which};
 use crate::load::{actual_size, fits, read_header, read_verified, RegionSource, HEADER};
 use crate::meta::{MetaInfo, META_SIZE, OFF_ACTUAL_SIZE, OFF_CRC, OFF_SEQUENCE};
 use crate::raw::store_iv;
-use crate::snapshot::{BuildInfo, SnapInner, Snapshot, Triple};
+use crate::snapshot::{BuildInfo, Snapshot, SnapshotData, SnapshotRef, Triple};
 
 /// How to open a store.
 #[derive(Clone)]
@@ -112,6 +112,11 @@ struct ReloadState {
 ///
 /// The data file is never mapped (only read with `pread` into owned memory), so a writer
 /// that truncates it cannot crash the reader. Nothing is ever written.
+///
+/// Limitation: the meta file (`PATH.crc`) IS kept memory-mapped for the syscall-free check.
+/// The official library never shrinks it (it is rewritten in place), but if a foreign process
+/// truncates it (to 0 bytes) while a `Store` is open, the next read of that store gets
+/// `SIGBUS`.
 pub struct Store {
     data_path: PathBuf,
     meta_path: PathBuf,
@@ -120,7 +125,7 @@ pub struct Store {
     clock: Arc<dyn Clock>,
     meta_file: File,
     meta_map: Mmap,
-    current: ArcSwap<SnapInner>,
+    current: ArcSwap<SnapshotData>,
     reload: Mutex<ReloadState>,
     last_error: Mutex<Option<Error>>,
     full: AtomicU64,
@@ -229,7 +234,7 @@ impl Store {
 
     /// Check-on-read: the current state, reloading first if the meta changed.
     #[inline]
-    fn checked(&self) -> arc_swap::Guard<Arc<SnapInner>> {
+    fn checked(&self) -> arc_swap::Guard<Arc<SnapshotData>> {
         let g = self.current.load();
         if g.observed == self.mapped_triple() {
             return g;
@@ -270,6 +275,17 @@ impl Store {
     pub fn snapshot(&self) -> Snapshot {
         Snapshot {
             inner: arc_swap::Guard::into_inner(self.checked()),
+        }
+    }
+
+    /// A borrowed handle on the current state (after the check-on-read), for zero-copy reads
+    /// without reference counting: the same getters as [`Store::snapshot`]'s [`Snapshot`]
+    /// (both dereference to [`SnapshotData`]). Keep it short-lived; see [`SnapshotRef`].
+    #[inline]
+    pub fn view(&self) -> SnapshotRef<'_> {
+        SnapshotRef {
+            guard: self.checked(),
+            _store: std::marker::PhantomData,
         }
     }
 
@@ -341,7 +357,11 @@ impl Store {
     }
 
     /// Loads a changed store (shared lock held): partially when only the tail grew.
-    fn load_changed(&self, cur: &SnapInner, meta_bytes: &[u8]) -> Result<(SnapInner, ReloadKind)> {
+    fn load_changed(
+        &self,
+        cur: &SnapshotData,
+        meta_bytes: &[u8],
+    ) -> Result<(SnapshotData, ReloadKind)> {
         let meta = MetaInfo::parse(meta_bytes)?;
         let gen = cur.generation + 1;
         if let Some(inner) = self.try_partial(cur, &meta, meta_bytes)? {
@@ -353,7 +373,7 @@ impl Store {
         ))
     }
 
-    fn full_load(&self, gen: u64) -> Result<SnapInner> {
+    fn full_load(&self, gen: u64) -> Result<SnapshotData> {
         let bytes = self.meta_bytes();
         let meta = MetaInfo::parse(&bytes)?;
         self.full_load_with(meta, &bytes, gen)
@@ -366,7 +386,7 @@ impl Store {
         }
     }
 
-    fn full_load_with(&self, meta: MetaInfo, meta_bytes: &[u8], gen: u64) -> Result<SnapInner> {
+    fn full_load_with(&self, meta: MetaInfo, meta_bytes: &[u8], gen: u64) -> Result<SnapshotData> {
         let data = open_regular(&self.data_path, Which::Data)?;
         let region = read_verified(&data, &self.data_path, &meta)?;
         let iv = self.iv_for(&meta);
@@ -392,7 +412,7 @@ impl Store {
             iv,
             generation: gen,
         };
-        SnapInner::from_region(bytes, info).map_err(|e| self.wrap_parse(e))
+        SnapshotData::from_region(bytes, info).map_err(|e| self.wrap_parse(e))
     }
 
     fn wrap_parse(&self, e: Error) -> Error {
@@ -409,10 +429,10 @@ impl Store {
     /// and the CRC continued over the appended bytes matches the meta.
     fn try_partial(
         &self,
-        cur: &SnapInner,
+        cur: &SnapshotData,
         meta: &MetaInfo,
         meta_bytes: &[u8],
-    ) -> Result<Option<SnapInner>> {
+    ) -> Result<Option<SnapshotData>> {
         if cur.source != RegionSource::Actual
             || meta.sequence != cur.meta.sequence
             || meta.key_expire() != cur.key_expire
@@ -470,8 +490,8 @@ impl Store {
     }
 }
 
-fn empty_inner() -> SnapInner {
-    SnapInner::from_region(
+fn empty_inner() -> SnapshotData {
+    SnapshotData::from_region(
         Vec::new(),
         BuildInfo {
             meta: MetaInfo::default(),
@@ -494,21 +514,9 @@ macro_rules! copy_getters {
             $(#[$doc])*
             #[inline]
             pub fn $name(&self, key: impl AsRef<[u8]>) -> Option<$t> {
-                let g = self.checked();
-                names::$name(g.payload(key.as_ref())?)
+                self.checked().$name(key)
             }
         )*
-    };
-}
-
-/// Maps store getter names to decode functions.
-mod names {
-    pub(crate) use crate::decode::{
-        as_bool as get_bool, as_f32 as get_f32, as_f64 as get_f64, as_i32 as get_i32,
-        as_i64 as get_i64, as_string as get_string, as_string_vec as get_string_vec,
-        as_u32 as get_u32, as_u64 as get_u64, as_vec_bool as get_vec_bool,
-        as_vec_f32 as get_vec_f32, as_vec_f64 as get_vec_f64, as_vec_i32 as get_vec_i32,
-        as_vec_i64 as get_vec_i64, as_vec_u32 as get_vec_u32, as_vec_u64 as get_vec_u64,
     };
 }
 
@@ -550,29 +558,27 @@ impl Store {
 
     /// `getBytes` as an owned buffer (check-on-read).
     pub fn get_bytes(&self, key: impl AsRef<[u8]>) -> Option<Vec<u8>> {
-        let g = self.checked();
-        crate::decode::as_bytes(g.payload(key.as_ref())?).map(<[u8]>::to_vec)
+        self.checked().get_bytes(key).map(<[u8]>::to_vec)
     }
 
     /// The value payload (expire suffix removed) as an owned buffer (check-on-read).
     pub fn raw_value(&self, key: impl AsRef<[u8]>) -> Option<Vec<u8>> {
-        let g = self.checked();
-        g.payload(key.as_ref()).map(<[u8]>::to_vec)
+        self.checked().raw_value(key).map(<[u8]>::to_vec)
     }
 
     /// The key is present and not expired (check-on-read).
     pub fn contains(&self, key: impl AsRef<[u8]>) -> bool {
-        self.checked().payload(key.as_ref()).is_some()
+        self.checked().contains(key)
     }
 
-    /// Expire time of a live key (see [`Snapshot::expire_at`]) (check-on-read).
+    /// Expire time of a live key (see [`SnapshotData::expire_at`]) (check-on-read).
     pub fn expire_at(&self, key: impl AsRef<[u8]>) -> Option<u32> {
-        self.checked().expire_at(key.as_ref())
+        self.checked().expire_at(key)
     }
 
     /// Number of live keys (check-on-read).
     pub fn len(&self) -> usize {
-        self.checked().live_len()
+        self.checked().len()
     }
 
     /// No live keys (check-on-read).

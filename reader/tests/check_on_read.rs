@@ -378,3 +378,48 @@ fn repeated_overwrites_keep_chunks_bounded() {
     assert_eq!(snap.len(), 66);
     assert_eq!(snap.get_str("base-000"), Some("base value"));
 }
+
+/// `Store::view` (borrowed guard handle) answers exactly like `Store::snapshot`, checks the
+/// meta first like every read, and keeps serving the state it was taken on.
+#[test]
+fn view_matches_snapshot_and_checks_on_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy_store(dir.path(), "v2.4.2", "plain", "s");
+    let st = Store::open(&p, opts()).unwrap();
+    {
+        let snap = st.snapshot();
+        let view = st.view();
+        assert_eq!(view.len(), snap.len());
+        assert_eq!(view.generation(), snap.generation());
+        for k in snap.keys() {
+            assert_eq!(view.raw_value(k), snap.raw_value(k));
+            assert_eq!(view.get_bytes(k), snap.get_bytes(k));
+            assert_eq!(view.get_i64(k), snap.get_i64(k));
+            assert_eq!(view.get_i32(k), st.get_i32(k));
+            assert_eq!(view.get_string_vec(k), snap.get_string_vec(k));
+            assert_eq!(view.expire_at(k), snap.expire_at(k));
+        }
+        let mut a: Vec<&[u8]> = view.keys().collect();
+        let mut b: Vec<&[u8]> = snap.keys().collect();
+        a.sort();
+        b.sort();
+        assert_eq!(a, b);
+    }
+    let old = st.view();
+    let n = old.len();
+    let mut rec = Vec::new();
+    record(&mut rec, b"view-key", &lp(b"fresh"));
+    append_stored(&p, &rec);
+    // a new view sees the append (check-on-read reloads)...
+    let new = st.view();
+    assert_eq!(new.get_str("view-key"), Some("fresh"));
+    assert_eq!(new.len(), n + 1);
+    assert_eq!(st.stats().partial, 1);
+    // ...the one taken before still serves its own state, and so does its owned copy
+    assert_eq!(old.get_str("view-key"), None);
+    assert_eq!(old.len(), n);
+    let kept = old.to_snapshot();
+    drop(old);
+    assert_eq!(kept.get_str("view-key"), None);
+    assert_eq!(kept.generation() + 1, new.generation());
+}

@@ -60,6 +60,9 @@ fn unchanged_reads_do_not_allocate() {
                 hits += snap.get_bytes(k).is_some() as usize;
                 hits += snap.raw_value(k).map(<[u8]>::len).unwrap_or(0);
                 hits += snap.get_str(k).is_some() as usize;
+                let view = store.view();
+                hits += view.get_bytes(k).map(<[u8]>::len).unwrap_or(0);
+                hits += view.get_i32(k).is_some() as usize;
             }
             hits += store.get_i32("absent key").is_some() as usize;
         }
