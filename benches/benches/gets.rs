@@ -22,6 +22,8 @@ const BYTES_LEN: usize = 4096;
 
 /// Function id: the reader's snapshot taken once and held (no meta check per read).
 const READER_HELD: &str = "reader_held_snapshot";
+/// Function id: check-on-read through an owned `Store::snapshot()` per read.
+const READER_SNAPSHOT: &str = "reader_snapshot";
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -120,6 +122,7 @@ fn build() -> Fixture {
         assert_eq!(multi.get_bytes(k).expect("get").as_ref(), Some(&v));
         assert_eq!(store.get_bytes(k).as_ref(), Some(&v));
         assert_eq!(store.snapshot().get_bytes(k), Some(&v[..]));
+        assert_eq!(store.view().get_bytes(k), Some(&v[..]));
         floor_bytes.insert(k.clone(), v);
     }
     common::record_fixture(
@@ -236,8 +239,17 @@ fn bench_get_bytes_zero_copy(c: &mut Criterion, fx: &Fixture) {
         let mut k = Cycle::new(keys);
         b.iter(|| fx.multi.get_bytes(black_box(k.next_key())).ok().flatten())
     });
-    // Check-on-read, then a borrowed view into the snapshot.
+    // Check-on-read, then a borrowed view into the current state (`Store::view`: no
+    // reference-count traffic).
     g.bench_function(READER, |b| {
+        let mut k = Cycle::new(keys);
+        b.iter(|| {
+            let view = fx.store.view();
+            black_box(view.get_bytes(black_box(k.next_key())));
+        })
+    });
+    // The same through an owned `Snapshot` handle (one Arc increment and decrement per read).
+    g.bench_function(READER_SNAPSHOT, |b| {
         let mut k = Cycle::new(keys);
         b.iter(|| {
             let snap = fx.store.snapshot();

@@ -26,8 +26,9 @@ pub const GET_BYTES_COPY: GetGroup = GetGroup {
     group: "get_bytes_copy",
     label: "get_bytes 4 KB copy",
 };
-/// `get_bytes` of a 4 KiB value, borrowed from a reader snapshot (the official library has
-/// no zero-copy getter: its columns repeat its copying getter).
+/// `get_bytes` of a 4 KiB value borrowed from the reader's current state (`Store::view`, with
+/// check-on-read); the official library has no zero-copy getter: its columns repeat its copying
+/// getter.
 pub const GET_BYTES_ZERO_COPY: GetGroup = GetGroup {
     group: "get_bytes_zero_copy",
     label: "get_bytes 4 KB zero-copy",

@@ -536,7 +536,7 @@ pub fn render(report: &Report, machine: &Machine, date: &str, note: Option<&str>
             fmt_ratio(r.reader_over_floor()),
         );
     }
-    o.push_str("\nThe official library has no zero-copy getter: its zero-copy row repeats its copying `getBytes`. Floor: a `HashMap` lookup with the reader's hasher and the same keys, returning the same owned or borrowed value.\n\n");
+    o.push_str("\nReader rows: `store.get_i32(k)`, `store.get_string(k)`, `store.get_bytes(k)` (copies) and `store.view().get_bytes(k)` (zero-copy), each checking the meta file first. The official library has no zero-copy getter: its zero-copy row repeats its copying `getBytes`. Floor: a `HashMap` lookup with the reader's hasher and the same keys, returning the same owned or borrowed value.\n\n");
 
     let open_desc = report
         .fixtures
