@@ -40,19 +40,36 @@ struct Entry {
 pub(crate) struct Level {
     // Arc<Vec> rather than Arc<[u8]>: wrapping the loaded buffer costs no copy.
     chunks: Vec<Arc<Vec<u8>>>,
+    /// `chunks[0]` (an empty buffer when there are no chunks): the chunk of every entry of a
+    /// freshly built level, reached without the `chunks` indirection and bounds check.
+    first: Arc<Vec<u8>>,
     table: HashTable<Entry>,
 }
 
 impl Level {
+    fn new(chunks: Vec<Arc<Vec<u8>>>, table: HashTable<Entry>) -> Level {
+        let first = chunks.first().cloned().unwrap_or_default();
+        Level {
+            chunks,
+            first,
+            table,
+        }
+    }
+    #[inline]
+    fn chunk(&self, i: u32) -> &[u8] {
+        if i == 0 {
+            &self.first
+        } else {
+            &self.chunks[i as usize]
+        }
+    }
     #[inline]
     fn key(&self, e: &Entry) -> &[u8] {
-        let c = &self.chunks[e.chunk as usize];
-        &c[e.key_off as usize..(e.key_off + e.key_len) as usize]
+        &self.chunk(e.chunk)[e.key_off as usize..(e.key_off + e.key_len) as usize]
     }
     #[inline]
     fn val(&self, e: &Entry) -> &[u8] {
-        let c = &self.chunks[e.chunk as usize];
-        &c[e.val_off as usize..(e.val_off + e.val_len) as usize]
+        &self.chunk(e.chunk)[e.val_off as usize..(e.val_off + e.val_len) as usize]
     }
     #[inline]
     fn find(&self, h: u64, key: &[u8]) -> Option<&Entry> {
@@ -72,6 +89,8 @@ fn span(chunk: &[u8], part: &[u8]) -> (u32, u32) {
 /// traffic), both of which dereference to it. Zero-copy views (`get_bytes`, `get_str`, `keys`...)
 /// borrow from the handle, so they can never observe a reload.
 pub struct SnapshotData {
+    /// `levels[0]`, kept inline for the single-level lookup (no `levels` indirection).
+    base: Arc<Level>,
     pub(crate) levels: Vec<Arc<Level>>,
     pub(crate) hasher: KeyHasher,
     pub(crate) meta: MetaInfo,
@@ -158,11 +177,10 @@ impl SnapshotData {
             }
         }
         let len = table.len();
+        let base = Arc::new(Level::new(vec![chunk], table));
         Ok(SnapshotData {
-            levels: vec![Arc::new(Level {
-                chunks: vec![chunk],
-                table,
-            })],
+            base: Arc::clone(&base),
+            levels: vec![base],
             hasher,
             key_expire: info.meta.key_expire(),
             meta: info.meta,
@@ -183,10 +201,7 @@ impl SnapshotData {
     pub(crate) fn append(&self, chunk: Vec<u8>, info: BuildInfo) -> Result<SnapshotData> {
         let chunk: Arc<Vec<u8>> = Arc::new(chunk);
         let mut len = self.len;
-        let mut lvl = Level {
-            chunks: vec![chunk.clone()],
-            table: HashTable::new(),
-        };
+        let mut lvl = Level::new(vec![chunk.clone()], HashTable::new());
         for rec in records_at(&chunk, self.region_len) {
             let rec = rec?;
             let h = self.hasher.hash_one(rec.key);
@@ -241,6 +256,7 @@ impl SnapshotData {
             levels.push(Arc::new(merge(&older, &newer, is_base, &self.hasher)));
         }
         Ok(SnapshotData {
+            base: Arc::clone(&levels[0]),
             levels,
             hasher: self.hasher.clone(),
             key_expire: info.meta.key_expire(),
@@ -275,7 +291,7 @@ impl SnapshotData {
     #[inline]
     pub(crate) fn stored(&self, key: &[u8]) -> Option<&[u8]> {
         if self.levels.len() == 1 {
-            let lvl = &self.levels[0];
+            let lvl = &*self.base;
             let h = self.hasher.hash_one(key);
             return lvl.find(h, key).map(|e| lvl.val(e));
         }
@@ -408,6 +424,7 @@ fn merge(older: &Level, newer: &Level, into_base: bool, hasher: &KeyHasher) -> L
         }
     }
     drop_unreferenced_chunks(&mut out);
+    out.first = out.chunks.first().cloned().unwrap_or_default();
     out
 }
 
