@@ -406,7 +406,8 @@ pub fn corpus_root() -> PathBuf {
         return PathBuf::from(p);
     }
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
+        .parent()
+        .unwrap_or(Path::new(env!("CARGO_MANIFEST_DIR")))
         .join("corpus")
 }
 

@@ -280,7 +280,8 @@ pub fn failures_root() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| {
             Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("..")
+                .parent()
+                .unwrap_or(Path::new(env!("CARGO_MANIFEST_DIR")))
                 .join("target")
         });
     target.join("conformance-failures")

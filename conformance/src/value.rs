@@ -147,23 +147,23 @@ pub enum Value {
     F32(f32),
     /// double
     F64(f64),
-    /// std::string
+    /// `std::string`
     String(String),
-    /// MMBuffer (raw bytes)
+    /// `MMBuffer` (raw bytes)
     Bytes(#[serde(with = "hex_bytes")] Vec<u8>),
-    /// std::vector<std::string>
+    /// `std::vector<std::string>`
     Strings(Vec<String>),
-    /// std::vector<int32_t>
+    /// `std::vector<int32_t>`
     VecI32(Vec<i32>),
-    /// std::vector<uint32_t>
+    /// `std::vector<uint32_t>`
     VecU32(Vec<u32>),
-    /// std::vector<int64_t>
+    /// `std::vector<int64_t>`
     VecI64(Vec<i64>),
-    /// std::vector<uint64_t>
+    /// `std::vector<uint64_t>`
     VecU64(Vec<u64>),
-    /// std::vector<float>
+    /// `std::vector<float>`
     VecF32(Vec<f32>),
-    /// std::vector<double>
+    /// `std::vector<double>`
     VecF64(Vec<f64>),
 }
 
