@@ -15,7 +15,10 @@
 //! disagreed with its own files: an upstream bug, not a reader one (e.g. Tencent/MMKV#1351,
 //! encrypted single-process stores in v1.3.3-v1.3.7 can return a wrong value for a key just
 //! overwritten with a larger one, until reloaded). Those are kept as
-//! [`RunOutcome::divergences`] and reported, but do not fail the run.
+//! [`RunOutcome::divergences`] and reported, but do not fail the run. Likewise, when the
+//! official key set changes across close/reopen (the library cannot read back its own files,
+//! e.g. the same bug leaving an encrypted file it then discards), there is no trustworthy
+//! reference and the whole run is a divergence.
 //!
 //! The reader is read before any official getter: official getters delete expired keys as a
 //! side effect (a deletion record is appended), and the reader must be judged on the files as
@@ -25,6 +28,7 @@
 //! Workloads only use expire durations far from "now" or [`SHORT_EXPIRE`]; after a short one
 //! the runner sleeps until it has certainly passed before anything is compared.
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -238,8 +242,10 @@ pub fn run_workload(
     let before = ctx.capture();
     let mut live = Vec::new();
     ctx.compare("live", &before, official.as_mut(), &mut live)?;
+    let live_keys = visible_keys(official.as_mut())?;
     official.close()?;
     let mut official = open_official(lib, dir.path(), &id, kind, workload)?;
+    let reopened_keys = visible_keys(official.as_mut())?;
     let mut reopened = Vec::new();
     ctx.compare("reopened", &before, official.as_mut(), &mut reopened)?;
     // A fresh reader on the files as they are now (deletion records of expired keys
@@ -252,6 +258,38 @@ pub fn run_workload(
         &mut reopened,
     )?;
     official.close()?;
+    if live_keys != reopened_keys {
+        // The official library cannot read back what it wrote (e.g. v1.3.3-v1.3.7 after
+        // MMKV#1351 corrupted an encrypted file: the reopened instance is empty): there is no
+        // trustworthy reference, so everything is an upstream divergence.
+        let render = |keys: &BTreeSet<Vec<u8>>| {
+            format!(
+                "{:?}",
+                keys.iter()
+                    .map(|k| String::from_utf8_lossy(k).into_owned())
+                    .collect::<Vec<_>>()
+            )
+        };
+        let mut divergences = vec![Mismatch {
+            key: None,
+            what: "official key set across close/reopen (it cannot read back its own files)"
+                .to_string(),
+            official: format!(
+                "live {} / reopened {}",
+                render(&live_keys),
+                render(&reopened_keys)
+            ),
+            reader: "n/a".to_string(),
+        }];
+        divergences.extend(live.into_iter().chain(reopened).map(|(_, m)| m));
+        return Ok(RunOutcome {
+            mismatches: Vec::new(),
+            divergences,
+            rejected_sets,
+            dir,
+            store_id: id,
+        });
+    }
     let confirmed = |m: &Mismatch| {
         reopened
             .iter()
@@ -268,6 +306,17 @@ pub fn run_workload(
         dir,
         store_id: id,
     })
+}
+
+/// The keys the official instance reports as present (expired ones filtered by `containsKey`).
+fn visible_keys(official: &mut dyn OfficialStore) -> Result<BTreeSet<Vec<u8>>> {
+    let mut out = BTreeSet::new();
+    for k in official.all_keys(true)? {
+        if official.contains(&k)? {
+            out.insert(k);
+        }
+    }
+    Ok(out)
 }
 
 /// Where failure folders go: `$CONFORMANCE_FAILURES_DIR`, else
