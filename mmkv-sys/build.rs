@@ -8,13 +8,10 @@
 //! - `MMKV_VENDOR_DIR` replaces `<workspace>/vendor` as the download cache.
 //! - `MMKV_SYS_JOBS` how many versions to build at once (default 2).
 
-#[allow(dead_code)]
-#[path = "src/versions.rs"]
-mod versions;
-
 #[path = "build_support/fetch.rs"]
 mod fetch;
 
+use mmkv_versions as versions;
 use std::collections::hash_map::DefaultHasher;
 use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
@@ -52,7 +49,6 @@ fn main() {
     let yaml = root.join("versions.yaml");
     for p in [
         "build.rs",
-        "src/versions.rs",
         "build_support/fetch.rs",
         "shim",
         "src/bridge.rs",

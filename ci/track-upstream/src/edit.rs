@@ -11,7 +11,7 @@ use serde_norway::Value;
 
 use crate::error::Error;
 use crate::tags::Tag;
-use crate::versions::{NpmSource, Source, VersionsFile};
+use crate::versions::{NpmSource, Source, VersionsFile, VersionsFileExt};
 
 /// What [`upsert_entry`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]

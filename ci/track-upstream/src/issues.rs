@@ -2,7 +2,6 @@
 
 use std::cell::RefCell;
 use std::path::Path;
-use std::process::Command;
 
 use serde::Deserialize;
 
@@ -166,26 +165,7 @@ impl GhCli {
     }
 
     fn run(&self, args: &[&str]) -> Result<String> {
-        let shown = format!("{} {}", self.program, args.join(" "));
-        let out = Command::new(&self.program)
-            .args(args)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .map_err(|e| Error::Command {
-                command: shown.clone(),
-                message: e.to_string(),
-            })?;
-        if !out.status.success() {
-            return Err(Error::Command {
-                command: shown,
-                message: format!(
-                    "{}: {}",
-                    out.status,
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ),
-            });
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        crate::command::run(&self.program, args, None)
     }
 
     fn list(&self, extra: &[&str]) -> Result<Vec<ExistingIssue>> {

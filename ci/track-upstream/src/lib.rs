@@ -16,6 +16,7 @@
 
 pub mod add_version;
 pub mod check;
+mod command;
 pub mod edit;
 pub mod error;
 pub mod git;

@@ -16,7 +16,7 @@ use track_upstream::git::{ls_remote_tags, UPSTREAM_URL};
 use track_upstream::issues::{GhCli, IssueTracker, ListTracker, DEFAULT_LABEL};
 use track_upstream::npm::{CoreProbe, FixtureProbe, NpmCli, PackingProbe, DEFAULT_PACKAGES};
 use track_upstream::tags::{parse_tag_list, split_package_spec, Tag};
-use track_upstream::versions::{find_versions_file, Source, VersionsFile};
+use track_upstream::versions::{find_versions_file, Source, VersionsFile, VersionsFileExt};
 use track_upstream::{Error, Result};
 
 /// Notices upstream MMKV release tags that versions.yaml lacks and opens one issue per tag

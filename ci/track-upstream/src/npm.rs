@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde::Deserialize;
 
@@ -41,30 +40,7 @@ impl Default for NpmCli {
 
 impl NpmCli {
     fn run(&self, args: &[&str], cwd: Option<&Path>) -> Result<String> {
-        let shown = format!("{} {}", self.program, args.join(" "));
-        let mut cmd = Command::new(&self.program);
-        cmd.args(args).stdin(std::process::Stdio::null());
-        if let Some(dir) = cwd {
-            cmd.current_dir(dir);
-        }
-        let out = cmd.output().map_err(|e| Error::Command {
-            command: shown.clone(),
-            message: e.to_string(),
-        })?;
-        if !out.status.success() {
-            return Err(Error::Command {
-                command: shown,
-                message: format!(
-                    "{}: {}",
-                    out.status,
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ),
-            });
-        }
-        String::from_utf8(out.stdout).map_err(|e| Error::Output {
-            command: shown,
-            message: e.to_string(),
-        })
+        crate::command::run(&self.program, args, cwd)
     }
 }
 

@@ -46,7 +46,7 @@ impl Tag {
 
     /// The name of the variable that overrides this tag's Core sources with a local directory.
     pub fn core_override_var(&self) -> String {
-        format!("MMKV_CORE_{}", self.env_suffix())
+        mmkv_versions::override_var(&self.to_string())
     }
 }
 

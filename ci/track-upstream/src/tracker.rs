@@ -295,7 +295,7 @@ pub fn issue_body(new: &NewTag, known: &Known, packages_checked: &[String]) -> S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::versions::VersionsFile;
+    use crate::versions::{VersionsFile, VersionsFileExt};
     use std::path::Path;
 
     fn t(s: &str) -> Tag {

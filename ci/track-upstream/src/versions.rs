@@ -1,91 +1,39 @@
 //! The typed view of `versions.yaml`: which upstream tags the project knows and where
-//! their Core sources come from.
+//! their Core sources come from. The schema is the shared `mmkv-versions` crate; this module
+//! adds the tracker's strict tag checks and its summary ([`Known`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 use crate::error::{Error, Result};
 use crate::tags::{NpmVersion, Tag};
 
-/// The whole of `versions.yaml`.
-#[derive(Debug, Clone, Deserialize)]
-pub struct VersionsFile {
-    /// One entry per known upstream tag.
-    pub versions: Vec<VersionEntry>,
-}
+pub use mmkv_versions::{BuildExtras, NpmSource, Source, VersionEntry, VersionsFile};
 
-/// One known upstream tag.
-#[derive(Debug, Clone, Deserialize)]
-pub struct VersionEntry {
-    /// The upstream tag, `vX.Y.Z`.
-    pub tag: String,
-    /// Format features this version has (used by the conformance suite).
-    #[serde(default)]
-    pub features: Vec<String>,
-    /// Where the official Core sources of this tag can be fetched from.
-    pub source: Source,
-    /// Extra build settings (opaque to the tracker).
-    #[serde(default)]
-    pub build: Option<serde_norway::Value>,
-    /// Free-form note.
-    #[serde(default)]
-    pub note: Option<String>,
-}
-
-/// Where a tag's Core sources come from.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(try_from = "RawSource")]
-pub enum Source {
-    /// No registry source: the tag is built only from a local checkout
-    /// (`MMKV_CORE_<TAG>`), and its golden corpus is committed.
-    None,
-    /// An npm package that embeds `MMKV/Core`.
-    Npm(NpmSource),
-}
-
-/// An npm package version that embeds the Core sources of a tag.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct NpmSource {
-    /// Package name.
-    pub package: String,
-    /// Exact package version.
-    pub version: String,
-    /// Subresource integrity of the package tarball (`sha512-<base64>`).
-    pub integrity: String,
-    /// Directory of the Core sources inside the tarball (e.g. `package/MMKV/Core`).
-    pub path: String,
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum RawSource {
-    Word(String),
-    Npm { npm: NpmSource },
-}
-
-impl TryFrom<RawSource> for Source {
-    type Error = String;
-
-    fn try_from(raw: RawSource) -> std::result::Result<Self, Self::Error> {
-        match raw {
-            RawSource::Word(w) if w == "none" => Ok(Source::None),
-            RawSource::Word(w) => Err(format!("source must be `none` or {{npm: ...}}, not {w:?}")),
-            RawSource::Npm { npm } => Ok(Source::Npm(npm)),
-        }
-    }
-}
-
-impl VersionsFile {
+/// The tracker's reading of a [`VersionsFile`]: the shared schema, parsed tolerantly
+/// ([`mmkv_versions::parse_versions_lenient`]), plus the tracker's strict tags (`vX.Y.Z`, no
+/// suffix, listed once), with errors naming the file.
+pub trait VersionsFileExt: Sized {
     /// Parses and validates the text of a versions file (`origin` names it in errors).
-    pub fn parse(text: &str, origin: &Path) -> Result<VersionsFile> {
+    fn parse(text: &str, origin: &Path) -> Result<Self>;
+
+    /// Reads and parses a versions file.
+    fn load(path: &Path) -> Result<Self>;
+
+    /// The entry of a tag, if listed.
+    fn entry(&self, tag: Tag) -> Option<&VersionEntry>;
+
+    /// Summarises what the tracker needs to know.
+    fn known(&self) -> Known;
+}
+
+impl VersionsFileExt for VersionsFile {
+    fn parse(text: &str, origin: &Path) -> Result<VersionsFile> {
         let bad = |message: String| Error::Versions {
             path: origin.to_path_buf(),
             message,
         };
-        let file: VersionsFile = serde_norway::from_str(text).map_err(|e| bad(e.to_string()))?;
+        let file = mmkv_versions::parse_versions_lenient(text).map_err(|e| bad(e.to_string()))?;
         let mut seen = BTreeSet::new();
         for entry in &file.versions {
             let tag = Tag::parse(&entry.tag)
@@ -97,21 +45,18 @@ impl VersionsFile {
         Ok(file)
     }
 
-    /// Reads and parses a versions file.
-    pub fn load(path: &Path) -> Result<VersionsFile> {
+    fn load(path: &Path) -> Result<VersionsFile> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
         VersionsFile::parse(&text, path)
     }
 
-    /// The entry of a tag, if listed.
-    pub fn entry(&self, tag: Tag) -> Option<&VersionEntry> {
+    fn entry(&self, tag: Tag) -> Option<&VersionEntry> {
         self.versions
             .iter()
             .find(|e| Tag::parse(&e.tag) == Some(tag))
     }
 
-    /// Summarises what the tracker needs to know.
-    pub fn known(&self) -> Known {
+    fn known(&self) -> Known {
         let mut known = Known::default();
         for entry in &self.versions {
             // Tags were validated by `parse`; a hand-built file may still hold bad ones.

@@ -9,7 +9,7 @@ use track_upstream::issues::{IssueTracker, ListTracker, DEFAULT_LABEL};
 use track_upstream::npm::{CoreProbe, FixtureProbe};
 use track_upstream::tags::{parse_tag_list, Tag};
 use track_upstream::tarball::EmbeddedCore;
-use track_upstream::versions::{Known, VersionsFile};
+use track_upstream::versions::{Known, VersionsFile, VersionsFileExt};
 use track_upstream::{Error, Result};
 
 fn fixture(name: &str) -> PathBuf {
