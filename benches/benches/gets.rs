@@ -10,7 +10,8 @@ use std::hint::black_box;
 use benches::ids::{self, FLOOR, OFFICIAL_MULTI, OFFICIAL_SINGLE, READER};
 use benches::memory::FixtureInfo;
 use common::Cycle;
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
 use mmkv_reader::{KeyHasher, Options, Store};
 use mmkv_sys::{Instance, Mode};
 
@@ -148,31 +149,32 @@ fn build() -> Fixture {
     }
 }
 
+type Group<'a> = BenchmarkGroup<'a, WallTime>;
+
+/// Benchmarks `read` as `id` in `g`, called with `keys` in turn (each through `black_box`).
+fn over_keys<R>(g: &mut Group<'_>, id: &str, keys: &[Vec<u8>], mut read: impl FnMut(&[u8]) -> R) {
+    g.bench_function(id, |b| {
+        let mut k = Cycle::new(keys);
+        b.iter(|| read(black_box(k.next_key())))
+    });
+}
+
+/// The official library in both modes, as `OFFICIAL_SINGLE` and `OFFICIAL_MULTI`.
+fn officials(fx: &Fixture) -> [(&'static str, &Instance); 2] {
+    [(OFFICIAL_SINGLE, &fx.single), (OFFICIAL_MULTI, &fx.multi)]
+}
+
 fn bench_get_i32(c: &mut Criterion, fx: &Fixture) {
     let mut g = c.benchmark_group(ids::GET_I32.group);
     common::fast_group(&mut g);
     let keys = &fx.i32_keys;
-    g.bench_function(OFFICIAL_SINGLE, |b| {
-        let mut k = Cycle::new(keys);
-        b.iter(|| fx.single.get_i32(black_box(k.next_key())).ok().flatten())
-    });
-    g.bench_function(OFFICIAL_MULTI, |b| {
-        let mut k = Cycle::new(keys);
-        b.iter(|| fx.multi.get_i32(black_box(k.next_key())).ok().flatten())
-    });
-    g.bench_function(READER, |b| {
-        let mut k = Cycle::new(keys);
-        b.iter(|| fx.store.get_i32(black_box(k.next_key())))
-    });
-    g.bench_function(READER_HELD, |b| {
-        let mut k = Cycle::new(keys);
-        let snap = fx.store.snapshot();
-        b.iter(|| snap.get_i32(black_box(k.next_key())))
-    });
-    g.bench_function(FLOOR, |b| {
-        let mut k = Cycle::new(keys);
-        b.iter(|| fx.floor_i32.get(black_box(k.next_key())).copied())
-    });
+    for (id, official) in officials(fx) {
+        over_keys(&mut g, id, keys, |k| official.get_i32(k).ok().flatten());
+    }
+    over_keys(&mut g, READER, keys, |k| fx.store.get_i32(k));
+    let snap = fx.store.snapshot();
+    over_keys(&mut g, READER_HELD, keys, |k| snap.get_i32(k));
+    over_keys(&mut g, FLOOR, keys, |k| fx.floor_i32.get(k).copied());
     g.finish();
 }
 
@@ -180,22 +182,11 @@ fn bench_get_string(c: &mut Criterion, fx: &Fixture) {
     let mut g = c.benchmark_group(ids::GET_STRING.group);
     common::fast_group(&mut g);
     let keys = &fx.string_keys;
-    g.bench_function(OFFICIAL_SINGLE, |b| {
-        let mut k = Cycle::new(keys);
-        b.iter(|| fx.single.get_string(black_box(k.next_key())).ok().flatten())
-    });
-    g.bench_function(OFFICIAL_MULTI, |b| {
-        let mut k = Cycle::new(keys);
-        b.iter(|| fx.multi.get_string(black_box(k.next_key())).ok().flatten())
-    });
-    g.bench_function(READER, |b| {
-        let mut k = Cycle::new(keys);
-        b.iter(|| fx.store.get_string(black_box(k.next_key())))
-    });
-    g.bench_function(FLOOR, |b| {
-        let mut k = Cycle::new(keys);
-        b.iter(|| fx.floor_string.get(black_box(k.next_key())).cloned())
-    });
+    for (id, official) in officials(fx) {
+        over_keys(&mut g, id, keys, |k| official.get_string(k).ok().flatten());
+    }
+    over_keys(&mut g, READER, keys, |k| fx.store.get_string(k));
+    over_keys(&mut g, FLOOR, keys, |k| fx.floor_string.get(k).cloned());
     g.finish();
 }
 
@@ -203,25 +194,12 @@ fn bench_get_bytes_copy(c: &mut Criterion, fx: &Fixture) {
     let mut g = c.benchmark_group(ids::GET_BYTES_COPY.group);
     common::fast_group(&mut g);
     let keys = &fx.bytes_keys;
-    g.bench_function(OFFICIAL_SINGLE, |b| {
-        let mut k = Cycle::new(keys);
-        b.iter(|| fx.single.get_bytes(black_box(k.next_key())).ok().flatten())
-    });
-    g.bench_function(OFFICIAL_MULTI, |b| {
-        let mut k = Cycle::new(keys);
-        b.iter(|| fx.multi.get_bytes(black_box(k.next_key())).ok().flatten())
-    });
-    g.bench_function(READER, |b| {
-        let mut k = Cycle::new(keys);
-        b.iter(|| fx.store.get_bytes(black_box(k.next_key())))
-    });
-    g.bench_function(FLOOR, |b| {
-        let mut k = Cycle::new(keys);
-        b.iter(|| {
-            fx.floor_bytes
-                .get(black_box(k.next_key()))
-                .map(|v| v.to_vec())
-        })
+    for (id, official) in officials(fx) {
+        over_keys(&mut g, id, keys, |k| official.get_bytes(k).ok().flatten());
+    }
+    over_keys(&mut g, READER, keys, |k| fx.store.get_bytes(k));
+    over_keys(&mut g, FLOOR, keys, |k| {
+        fx.floor_bytes.get(k).map(|v| v.to_vec())
     });
     g.finish();
 }
@@ -231,46 +209,26 @@ fn bench_get_bytes_zero_copy(c: &mut Criterion, fx: &Fixture) {
     common::fast_group(&mut g);
     let keys = &fx.bytes_keys;
     // The official library has no zero-copy getter: the same copying call as above.
-    g.bench_function(OFFICIAL_SINGLE, |b| {
-        let mut k = Cycle::new(keys);
-        b.iter(|| fx.single.get_bytes(black_box(k.next_key())).ok().flatten())
-    });
-    g.bench_function(OFFICIAL_MULTI, |b| {
-        let mut k = Cycle::new(keys);
-        b.iter(|| fx.multi.get_bytes(black_box(k.next_key())).ok().flatten())
-    });
+    for (id, official) in officials(fx) {
+        over_keys(&mut g, id, keys, |k| official.get_bytes(k).ok().flatten());
+    }
     // Check-on-read, then a borrowed view into the current state (`Store::view`: no
     // reference-count traffic).
-    g.bench_function(READER, |b| {
-        let mut k = Cycle::new(keys);
-        b.iter(|| {
-            let view = fx.store.view();
-            black_box(view.get_bytes(black_box(k.next_key())));
-        })
+    over_keys(&mut g, READER, keys, |k| {
+        let view = fx.store.view();
+        black_box(view.get_bytes(k));
     });
     // The same through an owned `Snapshot` handle (one Arc increment and decrement per read).
-    g.bench_function(READER_SNAPSHOT, |b| {
-        let mut k = Cycle::new(keys);
-        b.iter(|| {
-            let snap = fx.store.snapshot();
-            black_box(snap.get_bytes(black_box(k.next_key())));
-        })
-    });
-    g.bench_function(READER_HELD, |b| {
-        let mut k = Cycle::new(keys);
+    over_keys(&mut g, READER_SNAPSHOT, keys, |k| {
         let snap = fx.store.snapshot();
-        b.iter(|| black_box(snap.get_bytes(black_box(k.next_key()))).is_some())
+        black_box(snap.get_bytes(k));
     });
-    g.bench_function(FLOOR, |b| {
-        let mut k = Cycle::new(keys);
-        b.iter(|| {
-            black_box(
-                fx.floor_bytes
-                    .get(black_box(k.next_key()))
-                    .map(Vec::as_slice),
-            )
-            .is_some()
-        })
+    let snap = fx.store.snapshot();
+    over_keys(&mut g, READER_HELD, keys, |k| {
+        black_box(snap.get_bytes(k)).is_some()
+    });
+    over_keys(&mut g, FLOOR, keys, |k| {
+        black_box(fx.floor_bytes.get(k).map(Vec::as_slice)).is_some()
     });
     g.finish();
 }
