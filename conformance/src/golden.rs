@@ -101,7 +101,7 @@ fn items<T>(
 impl Entry {
     /// The entry's getter type.
     pub fn value_type(&self) -> std::result::Result<ValueType, String> {
-        ValueType::from_name(&self.ty).ok_or_else(|| format!("unknown type {:?}", self.ty))
+        self.ty.parse::<ValueType>().map_err(|e| e.to_string())
     }
 
     /// Decodes the manifest encoding into a typed value.

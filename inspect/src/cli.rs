@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::analysis::CryptOpts;
 use crate::error::{Error, Result};
-use crate::infer::ValueType;
+use crate::infer::Decoding;
 use crate::util::parse_hex;
 
 /// `mmkv`: read-only inspection of Tencent MMKV stores (data file + `.crc` meta file).
@@ -112,7 +112,7 @@ pub struct GetArgs {
     pub key: String,
     /// The type to decode the value as (official getter semantics).
     #[arg(long = "type", value_name = "TYPE")]
-    pub ty: ValueType,
+    pub ty: Decoding,
     /// KEY is given as hex.
     #[arg(long)]
     pub key_hex: bool,
@@ -167,13 +167,13 @@ pub struct ScanArgs {
 }
 
 /// Parses `--type KEY=TYPE` pins (the key is text; `hex:ABCD=TYPE` gives it as hex).
-pub fn parse_pins(pins: &[String]) -> Result<Vec<(Vec<u8>, ValueType)>> {
+pub fn parse_pins(pins: &[String]) -> Result<Vec<(Vec<u8>, Decoding)>> {
     pins.iter()
         .map(|p| {
             let (k, t) = p
                 .rsplit_once('=')
                 .ok_or_else(|| Error::BadArgument(format!("--type {p:?}: expected KEY=TYPE")))?;
-            let ty: ValueType = t
+            let ty: Decoding = t
                 .parse()
                 .map_err(|e| Error::BadArgument(format!("--type {p:?}: {e}")))?;
             let key = match k.strip_prefix("hex:") {
@@ -190,6 +190,7 @@ pub fn parse_pins(pins: &[String]) -> Result<Vec<(Vec<u8>, ValueType)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::infer::ValueType;
     use clap::CommandFactory;
 
     #[test]
@@ -200,8 +201,8 @@ mod tests {
     #[test]
     fn pins() {
         let p = parse_pins(&["a=b=i32".into(), "hex:6b31=string".into()]).unwrap();
-        assert_eq!(p[0], (b"a=b".to_vec(), ValueType::I32));
-        assert_eq!(p[1], (b"k1".to_vec(), ValueType::String));
+        assert_eq!(p[0], (b"a=b".to_vec(), Decoding::Getter(ValueType::I32)));
+        assert_eq!(p[1], (b"k1".to_vec(), Decoding::Getter(ValueType::String)));
         assert!(parse_pins(&["nokey".into()]).is_err());
         assert!(parse_pins(&["k=nosuchtype".into()]).is_err());
     }

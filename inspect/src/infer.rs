@@ -30,100 +30,54 @@ use mmkv_reader::decode;
 use mmkv_reader::varint::{read_varint32, read_varint64};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
-/// The types the official getters read (names as in the corpus manifests).
+pub use mmkv_reader::decode::ValueType;
+
+/// How a payload is decoded: as one official getter reads it, or as raw hex.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ValueType {
-    /// `getBool`.
-    Bool,
-    /// `getInt32`.
-    I32,
-    /// `getUInt32`.
-    U32,
-    /// `getInt64`.
-    I64,
-    /// `getUInt64`.
-    U64,
-    /// `getFloat`.
-    F32,
-    /// `getDouble`.
-    F64,
-    /// `getString`.
-    String,
-    /// `getBytes`.
-    Bytes,
-    /// `getVector` of strings.
-    Strings,
-    /// Typed vector of i32 (v2.0.0+).
-    VecI32,
-    /// Typed vector of u32.
-    VecU32,
-    /// Typed vector of i64.
-    VecI64,
-    /// Typed vector of u64.
-    VecU64,
-    /// Typed vector of f32.
-    VecF32,
-    /// Typed vector of f64.
-    VecF64,
+pub enum Decoding {
+    /// The official getter of that type (names as in the corpus manifests).
+    Getter(ValueType),
     /// Not a getter: the whole payload as hex (inference fallback only).
     Raw,
 }
 
-impl ValueType {
-    /// Every type accepted by `--type`, in documentation order.
-    pub const ALL: [ValueType; 17] = [
-        ValueType::Bool,
-        ValueType::I32,
-        ValueType::U32,
-        ValueType::I64,
-        ValueType::U64,
-        ValueType::F32,
-        ValueType::F64,
-        ValueType::String,
-        ValueType::Bytes,
-        ValueType::Strings,
-        ValueType::VecI32,
-        ValueType::VecU32,
-        ValueType::VecI64,
-        ValueType::VecU64,
-        ValueType::VecF32,
-        ValueType::VecF64,
-        ValueType::Raw,
-    ];
+impl Decoding {
+    /// Every decoding accepted by `--type`, in documentation order (the getters, then `raw`).
+    pub const ALL: [Decoding; 17] = {
+        let mut all = [Decoding::Raw; 17];
+        let mut i = 0;
+        while i < ValueType::ALL.len() {
+            all[i] = Decoding::Getter(ValueType::ALL[i]);
+            i += 1;
+        }
+        all
+    };
 
-    /// The type's name (`i32`, `string`, `vec_f64`, ...).
+    /// The decoding's name (`i32`, `string`, `vec_f64`, ..., `raw`).
     pub fn name(self) -> &'static str {
         match self {
-            ValueType::Bool => "bool",
-            ValueType::I32 => "i32",
-            ValueType::U32 => "u32",
-            ValueType::I64 => "i64",
-            ValueType::U64 => "u64",
-            ValueType::F32 => "f32",
-            ValueType::F64 => "f64",
-            ValueType::String => "string",
-            ValueType::Bytes => "bytes",
-            ValueType::Strings => "strings",
-            ValueType::VecI32 => "vec_i32",
-            ValueType::VecU32 => "vec_u32",
-            ValueType::VecI64 => "vec_i64",
-            ValueType::VecU64 => "vec_u64",
-            ValueType::VecF32 => "vec_f32",
-            ValueType::VecF64 => "vec_f64",
-            ValueType::Raw => "raw",
+            Decoding::Getter(t) => t.name(),
+            Decoding::Raw => "raw",
         }
     }
 }
 
-impl fmt::Display for ValueType {
+impl From<ValueType> for Decoding {
+    fn from(t: ValueType) -> Self {
+        Decoding::Getter(t)
+    }
+}
+
+impl fmt::Display for Decoding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
 }
 
-impl FromStr for ValueType {
+impl FromStr for Decoding {
     type Err = String;
 
+    /// Accepts the manifest names and `raw` (case-insensitive) plus a few aliases (`int`, `double`, ...).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let lower = s.to_ascii_lowercase();
         let alias = match lower.as_str() {
@@ -138,12 +92,14 @@ impl FromStr for ValueType {
             "string_vec" | "vec_string" | "stringset" => "strings",
             other => other,
         };
-        ValueType::ALL
-            .iter()
-            .copied()
-            .find(|t| t.name() == alias)
-            .ok_or_else(|| {
-                let names: Vec<&str> = ValueType::ALL.iter().map(|t| t.name()).collect();
+        if alias == Decoding::Raw.name() {
+            return Ok(Decoding::Raw);
+        }
+        alias
+            .parse::<ValueType>()
+            .map(Decoding::Getter)
+            .map_err(|_| {
+                let names: Vec<&str> = Decoding::ALL.iter().map(|t| t.name()).collect();
                 format!("unknown type {s:?} (expected one of: {})", names.join(", "))
             })
     }
@@ -231,8 +187,8 @@ impl fmt::Display for Val {
 /// One plausible decoding of a payload.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Guess {
-    /// The type.
-    pub ty: ValueType,
+    /// The decoding.
+    pub ty: Decoding,
     /// The value decoded as that type.
     pub value: Val,
     /// Plausibility rank (higher first); see the module docs.
@@ -256,7 +212,11 @@ impl fmt::Display for Guess {
 
 /// Decodes `payload` (expire suffix removed) as `ty` with the official getter semantics
 /// (`mmkv_reader::decode`). `None`: the getter reports no value.
-pub fn decode_as(ty: ValueType, payload: &[u8]) -> Option<Val> {
+pub fn decode_as(ty: Decoding, payload: &[u8]) -> Option<Val> {
+    let ty = match ty {
+        Decoding::Getter(t) => t,
+        Decoding::Raw => return Some(Val::Hex(payload.to_vec())),
+    };
     Some(match ty {
         ValueType::Bool => Val::Bool(decode::as_bool(payload)?),
         ValueType::I32 => Val::I64(i64::from(decode::as_i32(payload)?)),
@@ -283,7 +243,6 @@ pub fn decode_as(ty: ValueType, payload: &[u8]) -> Option<Val> {
         ValueType::VecU64 => list(decode::as_vec_u64(payload)?, Val::U64),
         ValueType::VecF32 => list(decode::as_vec_f32(payload)?, Val::F32),
         ValueType::VecF64 => list(decode::as_vec_f64(payload)?, Val::F64),
-        ValueType::Raw => Val::Hex(payload.to_vec()),
     })
 }
 
@@ -344,7 +303,13 @@ pub fn is_typed(payload: &[u8]) -> bool {
 /// The plausible decodings of `payload` (expire suffix removed), most likely first. Never empty.
 pub fn guesses(payload: &[u8]) -> Vec<Guess> {
     let mut out: Vec<Guess> = Vec::new();
-    let mut push = |ty, value, rank| out.push(Guess { ty, value, rank });
+    let mut push = |ty: ValueType, value, rank| {
+        out.push(Guess {
+            ty: Decoding::Getter(ty),
+            value,
+            rank,
+        })
+    };
 
     if let Some(v) = whole_varint(payload) {
         let s = v as i64;
@@ -454,7 +419,7 @@ pub fn guesses(payload: &[u8]) -> Vec<Guess> {
     }
     if out.is_empty() {
         out.push(Guess {
-            ty: ValueType::Raw,
+            ty: Decoding::Raw,
             value: Val::Hex(payload.to_vec()),
             rank: 0,
         });
@@ -465,7 +430,7 @@ pub fn guesses(payload: &[u8]) -> Vec<Guess> {
 
 /// The guesses for a value, or the single pinned decoding when the key's type is pinned.
 /// A pinned type the getter cannot read yields no guess (callers show "no value").
-pub fn guesses_or_pinned(payload: &[u8], pinned: Option<ValueType>) -> Vec<Guess> {
+pub fn guesses_or_pinned(payload: &[u8], pinned: Option<Decoding>) -> Vec<Guess> {
     match pinned {
         Some(ty) => decode_as(ty, payload)
             .map(|value| Guess {
@@ -490,7 +455,7 @@ mod tests {
     #[test]
     fn strings_are_recognised() {
         let g = top(b"\x05hello");
-        assert_eq!(g.ty, ValueType::String);
+        assert_eq!(g.ty, Decoding::Getter(ValueType::String));
         assert_eq!(g.value, Val::Str("hello".into()));
     }
 
@@ -499,7 +464,7 @@ mod tests {
         // total 8: "abc" (4 bytes) + "de" (3 bytes) = 7 -> use a correct total
         let payload = b"\x07\x03abc\x02de";
         let g = guesses(payload);
-        assert_eq!(g[0].ty, ValueType::Strings, "{g:?}");
+        assert_eq!(g[0].ty, Decoding::Getter(ValueType::Strings), "{g:?}");
         assert_eq!(
             g[0].value,
             Val::List(vec![Val::Str("abc".into()), Val::Str("de".into())])
@@ -512,41 +477,44 @@ mod tests {
         let mut p = vec![0xffu8; 9];
         p.push(0x01);
         let g = guesses(&p);
-        assert_eq!(g[0].ty, ValueType::I32);
+        assert_eq!(g[0].ty, Decoding::Getter(ValueType::I32));
         assert_eq!(g[0].value, Val::I64(-1));
         assert!(g
             .iter()
-            .any(|x| x.ty == ValueType::U64 && x.value == Val::U64(u64::MAX)));
+            .any(|x| x.ty == Decoding::Getter(ValueType::U64) && x.value == Val::U64(u64::MAX)));
         let g = top(&[0x96, 0x01]);
         assert_eq!(g.value, Val::I64(150));
         let g = guesses(&[0x01]);
-        assert_eq!(g[0].ty, ValueType::I32);
-        assert!(g.iter().any(|x| x.ty == ValueType::Bool));
+        assert_eq!(g[0].ty, Decoding::Getter(ValueType::I32));
+        assert!(g.iter().any(|x| x.ty == Decoding::Getter(ValueType::Bool)));
     }
 
     #[test]
     fn floats_by_width() {
         let g = top(&3.5f64.to_le_bytes());
-        assert_eq!(g.ty, ValueType::F64);
+        assert_eq!(g.ty, Decoding::Getter(ValueType::F64));
         assert_eq!(g.value, Val::F64(3.5));
         let g = top(&1.25f32.to_le_bytes());
-        assert_eq!(g.ty, ValueType::F32);
+        assert_eq!(g.ty, Decoding::Getter(ValueType::F32));
     }
 
     #[test]
     fn raw_fallback() {
         let g = guesses(&[0xff, 0xff, 0xff]);
         assert_eq!(g.len(), 1);
-        assert_eq!(g[0].ty, ValueType::Raw);
+        assert_eq!(g[0].ty, Decoding::Raw);
     }
 
     #[test]
     fn type_names_round_trip() {
-        for t in ValueType::ALL {
-            assert_eq!(t.name().parse::<ValueType>().unwrap(), t);
+        for t in Decoding::ALL {
+            assert_eq!(t.name().parse::<Decoding>().unwrap(), t);
         }
-        assert_eq!("double".parse::<ValueType>().unwrap(), ValueType::F64);
-        assert!("nope".parse::<ValueType>().is_err());
+        assert_eq!(
+            "double".parse::<Decoding>().unwrap(),
+            Decoding::Getter(ValueType::F64)
+        );
+        assert!("nope".parse::<Decoding>().is_err());
     }
 
     #[test]

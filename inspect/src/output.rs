@@ -7,7 +7,7 @@ use mmkv_reader::meta::MetaInfo;
 use serde::Serialize;
 
 use crate::analysis::{Analysis, RecordInfo, Status};
-use crate::infer::{guesses_or_pinned, Guess, ValueType};
+use crate::infer::{guesses_or_pinned, Decoding, Guess};
 use crate::util::{hex, key_display, key_lossy, truncate};
 
 /// `"meta"` of `dump --json` (and of the first `watch` line).
@@ -96,7 +96,7 @@ pub struct HistoryJson {
 }
 
 /// Type pins by key.
-pub type Pins = HashMap<Vec<u8>, ValueType>;
+pub type Pins = HashMap<Vec<u8>, Decoding>;
 
 fn record_guesses(r: &RecordInfo, pins: &Pins) -> Vec<Guess> {
     if r.deletion {

@@ -19,10 +19,161 @@
 //! The official string getter returns arbitrary bytes; [`as_str`] additionally requires
 //! UTF-8 (use [`as_bytes`] for the exact bytes, which the official string getter also returns).
 
+use std::fmt;
+use std::str::FromStr;
+
 use crate::varint::{
     len_prefixed_prefix, read_len_prefixed, read_varint32, read_varint64, varint32_prefix,
     varint64_prefix,
 };
+
+/// One getter of the official API, named like the `type` field of a corpus manifest.
+///
+/// The names ([`ValueType::name`], [`Display`](fmt::Display), [`FromStr`]) are the corpus
+/// manifest names: `bool`, `i32`, `u32`, `i64`, `u64`, `f32`, `f64`, `string`, `bytes`,
+/// `strings`, `vec_i32`, `vec_u32`, `vec_i64`, `vec_u64`, `vec_f32`, `vec_f64`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ValueType {
+    /// `getBool` ([`as_bool`]).
+    Bool,
+    /// `getInt32` ([`as_i32`]).
+    I32,
+    /// `getUInt32` ([`as_u32`]).
+    U32,
+    /// `getInt64` ([`as_i64`]).
+    I64,
+    /// `getUInt64` ([`as_u64`]).
+    U64,
+    /// `getFloat` ([`as_f32`]).
+    F32,
+    /// `getDouble` ([`as_f64`]).
+    F64,
+    /// `getString` ([`as_str`]).
+    String,
+    /// `getBytes` ([`as_bytes`]).
+    Bytes,
+    /// `getVector(std::vector<std::string>)` ([`as_string_vec`]).
+    Strings,
+    /// `getVector(std::vector<int32_t>)` (v1.3.6+, [`as_vec_i32`]).
+    VecI32,
+    /// `getVector(std::vector<uint32_t>)` (v1.3.6+, [`as_vec_u32`]).
+    VecU32,
+    /// `getVector(std::vector<int64_t>)` (v1.3.6+, [`as_vec_i64`]).
+    VecI64,
+    /// `getVector(std::vector<uint64_t>)` (v1.3.6+, [`as_vec_u64`]).
+    VecU64,
+    /// `getVector(std::vector<float>)` (v1.3.6+, [`as_vec_f32`]).
+    VecF32,
+    /// `getVector(std::vector<double>)` (v1.3.6+, [`as_vec_f64`]).
+    VecF64,
+}
+
+impl ValueType {
+    /// Every getter type, scalar ones first (manifest documentation order).
+    pub const ALL: [ValueType; 16] = [
+        ValueType::Bool,
+        ValueType::I32,
+        ValueType::U32,
+        ValueType::I64,
+        ValueType::U64,
+        ValueType::F32,
+        ValueType::F64,
+        ValueType::String,
+        ValueType::Bytes,
+        ValueType::Strings,
+        ValueType::VecI32,
+        ValueType::VecU32,
+        ValueType::VecI64,
+        ValueType::VecU64,
+        ValueType::VecF32,
+        ValueType::VecF64,
+    ];
+
+    /// The corpus manifest name (`"i32"`, `"strings"`, `"vec_f64"` ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            ValueType::Bool => "bool",
+            ValueType::I32 => "i32",
+            ValueType::U32 => "u32",
+            ValueType::I64 => "i64",
+            ValueType::U64 => "u64",
+            ValueType::F32 => "f32",
+            ValueType::F64 => "f64",
+            ValueType::String => "string",
+            ValueType::Bytes => "bytes",
+            ValueType::Strings => "strings",
+            ValueType::VecI32 => "vec_i32",
+            ValueType::VecU32 => "vec_u32",
+            ValueType::VecI64 => "vec_i64",
+            ValueType::VecU64 => "vec_u64",
+            ValueType::VecF32 => "vec_f32",
+            ValueType::VecF64 => "vec_f64",
+        }
+    }
+
+    /// True for the typed vectors that exist only from v1.3.6.
+    pub fn is_typed_vector(self) -> bool {
+        matches!(
+            self,
+            ValueType::VecI32
+                | ValueType::VecU32
+                | ValueType::VecI64
+                | ValueType::VecU64
+                | ValueType::VecF32
+                | ValueType::VecF64
+        )
+    }
+
+    /// True for getters returning a scalar (bool, integers, floats).
+    pub fn is_scalar(self) -> bool {
+        matches!(
+            self,
+            ValueType::Bool
+                | ValueType::I32
+                | ValueType::U32
+                | ValueType::I64
+                | ValueType::U64
+                | ValueType::F32
+                | ValueType::F64
+        )
+    }
+}
+
+impl fmt::Display for ValueType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A name that is not one of the manifest names of [`ValueType`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownValueType(pub String);
+
+impl fmt::Display for UnknownValueType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown type {:?} (expected one of:", self.0)?;
+        for (i, t) in ValueType::ALL.iter().enumerate() {
+            f.write_str(if i == 0 { " " } else { ", " })?;
+            f.write_str(t.name())?;
+        }
+        f.write_str(")")
+    }
+}
+
+impl std::error::Error for UnknownValueType {}
+
+impl FromStr for ValueType {
+    type Err = UnknownValueType;
+
+    /// Parses a manifest name exactly (case-sensitive, no aliases).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ValueType::ALL
+            .iter()
+            .copied()
+            .find(|t| t.name() == s)
+            .ok_or_else(|| UnknownValueType(s.to_string()))
+    }
+}
 
 fn nonempty(p: &[u8]) -> Option<&[u8]> {
     if p.is_empty() {
@@ -178,6 +329,25 @@ pub fn as_vec_f64(payload: &[u8]) -> Option<Vec<f64>> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn value_type_names_round_trip() {
+        let mut seen = std::collections::HashSet::new();
+        for t in ValueType::ALL {
+            assert!(seen.insert(t.name()), "duplicate name {}", t.name());
+            assert_eq!(t.to_string(), t.name());
+            assert_eq!(t.name().parse::<ValueType>(), Ok(t));
+        }
+        assert_eq!(seen.len(), 16);
+        assert_eq!("vec_f64".parse::<ValueType>(), Ok(ValueType::VecF64));
+        assert_eq!("strings".parse::<ValueType>(), Ok(ValueType::Strings));
+        let err = "i8".parse::<ValueType>().unwrap_err();
+        assert_eq!(err, UnknownValueType("i8".to_string()));
+        assert!(err.to_string().contains("vec_u64"));
+        assert!("I32".parse::<ValueType>().is_err());
+        assert!(ValueType::VecI32.is_typed_vector() && !ValueType::Strings.is_typed_vector());
+        assert!(ValueType::F64.is_scalar() && !ValueType::String.is_scalar());
+    }
+
     use super::*;
     use crate::varint::write_varint;
 
