@@ -178,22 +178,7 @@ impl SnapshotData {
         }
         let len = table.len();
         let base = Arc::new(Level::new(vec![chunk], table));
-        Ok(SnapshotData {
-            base: Arc::clone(&base),
-            levels: vec![base],
-            hasher,
-            key_expire: info.meta.key_expire(),
-            meta: info.meta,
-            observed: info.observed,
-            clock: info.clock,
-            len,
-            region_len: info.region_len,
-            region_crc: info.region_crc,
-            cipher_tail: info.cipher_tail,
-            source: info.source,
-            iv: info.iv,
-            generation: info.generation,
-        })
+        Ok(SnapshotData::assemble(vec![base], hasher, len, info))
     }
 
     /// Builds a new snapshot from this one plus the records of `chunk` (decrypted bytes
@@ -255,10 +240,21 @@ impl SnapshotData {
             let is_base = levels.is_empty();
             levels.push(Arc::new(merge(&older, &newer, is_base, &self.hasher)));
         }
-        Ok(SnapshotData {
+        Ok(SnapshotData::assemble(
+            levels,
+            self.hasher.clone(),
+            len,
+            info,
+        ))
+    }
+
+    /// The one place a snapshot is put together from its levels (the first is the base) and
+    /// the facts of the load that produced it.
+    fn assemble(levels: Vec<Arc<Level>>, hasher: KeyHasher, len: usize, info: BuildInfo) -> Self {
+        SnapshotData {
             base: Arc::clone(&levels[0]),
             levels,
-            hasher: self.hasher.clone(),
+            hasher,
             key_expire: info.meta.key_expire(),
             meta: info.meta,
             observed: info.observed,
@@ -270,7 +266,7 @@ impl SnapshotData {
             source: info.source,
             iv: info.iv,
             generation: info.generation,
-        })
+        }
     }
 
     #[inline]
