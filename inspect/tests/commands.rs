@@ -44,44 +44,10 @@ fn get_returns_manifest_values() {
                     "f64" => float_bits64(got) == want.as_str().unwrap(),
                     "f32" => float_bits32(got) == want.as_str().unwrap(),
                     "vec_i32" | "vec_u32" | "vec_i64" | "vec_u64" => {
-                        got.as_array()
-                            .unwrap()
-                            .iter()
-                            .map(|v| v.to_string())
-                            .collect::<Vec<_>>()
-                            == want
-                                .as_array()
-                                .unwrap()
-                                .iter()
-                                .map(|v| v.as_str().unwrap().to_string())
-                                .collect::<Vec<_>>()
+                        same_items(got, want, |v| v.to_string())
                     }
-                    "vec_f64" => {
-                        got.as_array()
-                            .unwrap()
-                            .iter()
-                            .map(float_bits64)
-                            .collect::<Vec<_>>()
-                            == want
-                                .as_array()
-                                .unwrap()
-                                .iter()
-                                .map(|v| v.as_str().unwrap().to_string())
-                                .collect::<Vec<_>>()
-                    }
-                    "vec_f32" => {
-                        got.as_array()
-                            .unwrap()
-                            .iter()
-                            .map(float_bits32)
-                            .collect::<Vec<_>>()
-                            == want
-                                .as_array()
-                                .unwrap()
-                                .iter()
-                                .map(|v| v.as_str().unwrap().to_string())
-                                .collect::<Vec<_>>()
-                    }
+                    "vec_f64" => same_items(got, want, float_bits64),
+                    "vec_f32" => same_items(got, want, float_bits32),
                     _ => got == want,
                 };
                 assert!(same, "{ctx}: got {got}, manifest {want}");
@@ -90,6 +56,23 @@ fn get_returns_manifest_values() {
         }
     }
     assert!(checked >= 200, "checked {checked}");
+}
+
+/// A vector read back (`got`, JSON items rendered by `render`) equals the manifest's vector of
+/// strings (`want`), item by item.
+fn same_items(got: &Value, want: &Value, render: impl Fn(&Value) -> String) -> bool {
+    let want: Vec<String> = want
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    got.as_array()
+        .unwrap()
+        .iter()
+        .map(render)
+        .collect::<Vec<_>>()
+        == want
 }
 
 fn float_bits64(v: &Value) -> String {
