@@ -104,7 +104,7 @@ pub use cryptkey::CryptKey;
 pub use error::{Error, Result};
 pub use load::{ReadSync, RegionSource};
 pub use snapshot::{KeyHasher, Snapshot, SnapshotData, SnapshotRef};
-pub use store::{Options, ReloadKind, ReloadStats, Store};
+pub use store::{load_bytes, Options, ReloadKind, ReloadStats, Store};
 
 #[cfg(test)]
 mod send_sync {

@@ -6,9 +6,15 @@ use std::fs::File;
 use std::path::Path;
 use std::time::Duration;
 
+use std::sync::Arc;
+
+use crate::clock::Clock;
+use crate::cryptkey::CryptKey;
 use crate::error::{Error, Result};
 use crate::fsio::SharedLock;
-use crate::locate::{Location, Problem, Source, HEADER_LEN};
+use crate::locate::{greedy_len, locate, Location, Problem, ReadAt, Rules, Source, HEADER_LEN};
+use crate::meta::MetaInfo;
+use crate::snapshot::{BuildInfo, SnapshotData, Triple};
 
 /// Bytes before the data region (the old-style actual size).
 pub(crate) const HEADER: usize = HEADER_LEN;
@@ -92,6 +98,60 @@ pub(crate) fn discard_error(loc: &Location) -> Error {
             actual_size: loc.actual_size as u64,
             file_size: loc.file_len,
         },
+    }
+}
+
+/// Everything a full load needs besides the data: the one load path of [`crate::Store`] and
+/// [`crate::load_bytes`].
+pub(crate) struct FullLoad<'a> {
+    pub meta: MetaInfo,
+    pub observed: Triple,
+    pub key: Option<&'a CryptKey>,
+    pub rules: Rules,
+    pub clock: &'a Arc<dyn Clock>,
+    pub generation: u64,
+}
+
+impl FullLoad<'_> {
+    /// The region [`locate`] chooses, decrypted and parsed (greedily when recovered); where
+    /// the official default would discard the content, a typed error ([`discard_error`]).
+    pub(crate) fn build<D: ReadAt + ?Sized>(&self, data: &D) -> Result<(SnapshotData, Location)> {
+        let found = locate(&self.meta, data, self.rules)?;
+        let loc = found.location;
+        let source = RegionSource::of(&loc).ok_or_else(|| discard_error(&loc))?;
+        let iv = self.key.map_or([0; 16], |k| k.iv_for(&self.meta));
+        let mut bytes = found.region;
+        let cipher_tail = match self.key {
+            Some(_) => bytes[bytes.len().saturating_sub(2 * crate::crypto::BLOCK)..].to_vec(),
+            None => Vec::new(),
+        };
+        if let Some(k) = self.key {
+            k.decrypt(&iv, &mut bytes);
+        }
+        if loc.greedy() {
+            bytes.truncate(greedy_len(&bytes));
+        }
+        let info = BuildInfo {
+            meta: self.meta,
+            observed: self.observed,
+            clock: self.clock.clone(),
+            region_len: bytes.len(),
+            region_crc: loc.crc,
+            cipher_tail,
+            source,
+            iv,
+            generation: self.generation,
+        };
+        let snap = SnapshotData::from_region(bytes, info).map_err(|e| {
+            if self.key.is_some() && e.is_parse_error() {
+                Error::Undecryptable {
+                    source: Box::new(e),
+                }
+            } else {
+                e
+            }
+        })?;
+        Ok((snap, loc))
     }
 }
 

@@ -13,10 +13,8 @@ use crate::cryptkey::CryptKey;
 use crate::crypto::CfbDecryptor;
 use crate::error::{Error, Result};
 use crate::fsio::{meta_path, open_regular, DataFile, Which, DEFAULT_LOCK_TIMEOUT};
-use crate::load::{
-    actual_size, consistent, discard_error, fits, read_header, ReadSync, RegionSource, HEADER,
-};
-use crate::locate::{greedy_len, locate, Rules, Strategy};
+use crate::load::{actual_size, consistent, fits, read_header, ReadSync, RegionSource, HEADER};
+use crate::locate::{Rules, Strategy};
 use crate::meta::{MetaInfo, META_SIZE, OFF_ACTUAL_SIZE, OFF_CRC, OFF_SEQUENCE};
 use crate::snapshot::{BuildInfo, Snapshot, SnapshotData, SnapshotRef, Triple};
 
@@ -187,13 +185,59 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// The check-on-read triple from meta bytes (missing bytes read as 0).
-fn triple_of(b: &[u8]) -> Triple {
+pub(crate) fn triple_of(b: &[u8]) -> Triple {
     let rd = |o: usize| {
         b.get(o..o + 4)
             .map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
             .unwrap_or(0)
     };
     (rd(OFF_CRC), rd(OFF_ACTUAL_SIZE), rd(OFF_SEQUENCE))
+}
+
+/// Meta bytes a `Store` needs mapped (through the actual size, for the check-on-read).
+const MIN_META_LEN: usize = OFF_ACTUAL_SIZE + 4;
+
+/// The meta as a [`Store`] parses it: at least [`MIN_META_LEN`] bytes, then the version's
+/// length ([`MetaInfo::parse`]); stricter than the official zero-filling
+/// ([`crate::locate::parse_meta`]).
+pub(crate) fn store_meta(bytes: &[u8]) -> Result<MetaInfo> {
+    if bytes.len() < MIN_META_LEN {
+        return Err(Error::MetaTooShort {
+            len: bytes.len(),
+            needed: META_SIZE,
+        });
+    }
+    MetaInfo::parse(bytes)
+}
+
+/// The load path of [`Store::open`] on bytes in memory: the region chosen by
+/// [`crate::locate::locate`] with `opts`' strategy, decrypted with its key, parsed (greedily
+/// when recovered). The meta is read as the official library reads it
+/// ([`crate::locate::parse_meta`]: a short or empty meta, or `&[]` for a missing one, reads
+/// zero-filled), where [`Store::open`] requires a meta file long enough for its version.
+/// Returns the snapshot and the locator's decision; otherwise the errors of
+/// [`Store::open`]. Pure: no file is touched (fuzz targets and differential tests use it).
+pub fn load_bytes(
+    meta: &[u8],
+    data: &[u8],
+    opts: &Options,
+) -> Result<(Snapshot, crate::locate::Location)> {
+    let key = CryptKey::new(opts.crypt_key.as_deref().unwrap_or_default(), opts.aes256);
+    let full = crate::load::FullLoad {
+        meta: crate::locate::parse_meta(meta),
+        observed: triple_of(meta),
+        key: key.as_ref(),
+        rules: Rules::official().with_strategy(opts.strategy),
+        clock: &opts.clock,
+        generation: 0,
+    };
+    let (inner, loc) = full.build(data)?;
+    Ok((
+        Snapshot {
+            inner: Arc::new(inner),
+        },
+        loc,
+    ))
 }
 
 impl Store {
@@ -203,7 +247,7 @@ impl Store {
         let meta_path = meta_path(&data_path);
         let meta_file = open_regular(&meta_path, Which::Meta)?;
         let mlen = crate::fsio::file_len(&meta_file, &meta_path)?;
-        if mlen < (OFF_ACTUAL_SIZE + 4) as u64 {
+        if mlen < MIN_META_LEN as u64 {
             return Err(Error::MetaTooShort {
                 len: mlen as usize,
                 needed: META_SIZE,
@@ -244,7 +288,7 @@ impl Store {
             store.lock_timeout,
             || Ok(store.meta_bytes()),
             |bytes| {
-                let meta = MetaInfo::parse(bytes)?;
+                let meta = store_meta(bytes)?;
                 store.full_load_with(meta, bytes, 0)
             },
             |s| s.source == RegionSource::Actual,
@@ -449,44 +493,22 @@ impl Store {
         }
     }
 
-    /// A full load: the region [`locate`] chooses, decrypted and parsed (greedily when
-    /// recovered); where the official default would discard the content, a typed error.
+    /// A full load (see [`crate::load::build_full`]).
     fn full_load_with(&self, meta: MetaInfo, meta_bytes: &[u8], gen: u64) -> Result<SnapshotData> {
         let data = open_regular(&self.data_path, Which::Data)?;
         let src = DataFile {
             file: &data,
             path: &self.data_path,
         };
-        let found = locate(&meta, &src, self.rules)?;
-        let source =
-            RegionSource::of(&found.location).ok_or_else(|| discard_error(&found.location))?;
-        let iv = self.iv_for(&meta);
-        let mut bytes = found.region;
-        let tail_from = bytes.len().saturating_sub(2 * crate::crypto::BLOCK);
-        let cipher_tail = if self.key.is_some() {
-            bytes[tail_from..].to_vec()
-        } else {
-            Vec::new()
-        };
-        if let Some(k) = &self.key {
-            k.decrypt(&iv, &mut bytes);
-        }
-        if found.location.greedy() {
-            bytes.truncate(greedy_len(&bytes));
-        }
-        let region_len = bytes.len();
-        let info = BuildInfo {
+        let full = crate::load::FullLoad {
             meta,
             observed: triple_of(meta_bytes),
-            clock: self.clock.clone(),
-            region_len,
-            region_crc: found.location.crc,
-            cipher_tail,
-            source,
-            iv,
+            key: self.key.as_ref(),
+            rules: self.rules,
+            clock: &self.clock,
             generation: gen,
         };
-        SnapshotData::from_region(bytes, info).map_err(|e| self.wrap_parse(e))
+        full.build(&src).map(|(s, _)| s)
     }
 
     fn wrap_parse(&self, e: Error) -> Error {

@@ -1,0 +1,123 @@
+//! A writer holding an exclusive `flock` on the meta file (what official v2.2.0 and v2.2.1 do
+//! for as long as a store is open single-process) never makes the reader wait forever: open,
+//! reads and reloads complete, read optimistically and counted in `ReloadStats::unlocked`.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use mmkv_reader::{Options, Store};
+
+/// `flock -x FILE cat`: holds an exclusive lock on `file` from another process until killed.
+struct Holder(Child);
+
+impl Holder {
+    fn lock(file: &Path) -> Holder {
+        let child = Command::new("flock")
+            .arg("-x")
+            .arg(file)
+            .arg("cat")
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("util-linux `flock` must be installed for this test");
+        // Wait until the lock is really held: a non-blocking shared attempt fails.
+        let start = Instant::now();
+        loop {
+            let free = Command::new("flock")
+                .args(["-s", "-n"])
+                .arg(file)
+                .arg("true")
+                .status()
+                .unwrap()
+                .success();
+            if !free {
+                return Holder(child);
+            }
+            assert!(start.elapsed() < Duration::from_secs(10), "lock never held");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn entries(s: &Store) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let snap = s.snapshot();
+    let mut v: Vec<_> = snap.iter().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn open_read_and_reload_complete_under_a_writers_exclusive_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy_store(dir.path(), "v2.4.2", "plain", "s");
+    let reference = Store::open(&p, Options::new()).unwrap();
+    let want = entries(&reference);
+    assert!(!want.is_empty());
+    assert_eq!(reference.stats().unlocked, 0);
+    drop(reference);
+
+    let holder = Holder::lock(&crc_path(&p));
+    let timeout = Duration::from_millis(30);
+    let t = Instant::now();
+    let st = Store::open(&p, Options::new().lock_timeout(timeout)).unwrap();
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    assert_eq!(entries(&st), want);
+    assert_eq!(st.stats().unlocked, 1);
+
+    // The "writer" replaces the content (another store of the same tag, in place as the
+    // official writer does: the meta rewritten without truncation).
+    let other = copy_store(dir.path(), "v2.4.2", "trimmed", "other");
+    let other_ref = Store::open(&other, Options::new()).unwrap();
+    let want2 = entries(&other_ref);
+    assert_ne!(want2, want);
+    std::fs::write(&p, std::fs::read(&other).unwrap()).unwrap();
+    write_in_place(&crc_path(&p), 0, &std::fs::read(crc_path(&other)).unwrap());
+    let t = Instant::now();
+    assert_eq!(st.refresh(), Ok(true));
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    assert_eq!(entries(&st), want2);
+    assert_eq!(st.len(), other_ref.len());
+    assert_eq!(st.stats().unlocked, 2);
+    assert_eq!(st.stats().full + st.stats().partial, 1);
+
+    // A check-on-read after another change reloads too (no refresh call).
+    std::fs::write(&p, std::fs::read(corpus().join("v2.4.2/plain")).unwrap()).unwrap();
+    write_in_place(
+        &crc_path(&p),
+        0,
+        &std::fs::read(corpus().join("v2.4.2/plain.crc")).unwrap(),
+    );
+    assert_eq!(entries(&st), want);
+    assert_eq!(st.stats().unlocked, 3);
+
+    // Once the writer lets go, loads take the shared lock again.
+    drop(holder);
+    std::fs::write(&p, std::fs::read(&other).unwrap()).unwrap();
+    write_in_place(&crc_path(&p), 0, &std::fs::read(crc_path(&other)).unwrap());
+    assert_eq!(st.refresh(), Ok(true));
+    assert_eq!(st.stats().unlocked, 3);
+}
+
+#[test]
+fn forensic_reads_complete_under_a_writers_exclusive_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy_store(dir.path(), "v2.4.2", "plain", "s");
+    let _holder = Holder::lock(&crc_path(&p));
+    let opts = mmkv_reader::raw::RawOptions {
+        lock_timeout: Duration::from_millis(20),
+        ..Default::default()
+    };
+    let raw = mmkv_reader::raw::read_store(&p, &opts).unwrap();
+    assert_eq!(raw.sync, mmkv_reader::ReadSync::Unlocked);
+    assert!(raw.crc_ok);
+}
