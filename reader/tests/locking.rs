@@ -16,13 +16,15 @@ struct Holder(Child);
 
 impl Holder {
     fn lock(file: &Path) -> Holder {
-        let child = Command::new("flock")
-            .arg("-x")
-            .arg(file)
-            .arg("cat")
-            .stdin(Stdio::piped())
-            .spawn()
-            .expect("util-linux `flock` must be installed for this test");
+        let holder = Holder(
+            Command::new("flock")
+                .arg("-x")
+                .arg(file)
+                .arg("cat")
+                .stdin(Stdio::piped())
+                .spawn()
+                .expect("util-linux `flock` must be installed for this test"),
+        );
         // Wait until the lock is really held: a non-blocking shared attempt fails.
         let start = Instant::now();
         loop {
@@ -34,7 +36,7 @@ impl Holder {
                 .unwrap()
                 .success();
             if !free {
-                return Holder(child);
+                return holder;
             }
             assert!(start.elapsed() < Duration::from_secs(10), "lock never held");
             std::thread::sleep(Duration::from_millis(10));
