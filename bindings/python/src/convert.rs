@@ -81,3 +81,18 @@ pub fn val_to_py<'py>(py: Python<'py>, v: &Val) -> PyResult<Bound<'py, PyAny>> {
         }
     })
 }
+
+/// `repr()`-like text of a byte string, cut after 40 bytes (for `__repr__`).
+pub fn short_repr(b: &[u8]) -> String {
+    let shown: String = b
+        .iter()
+        .take(40)
+        .flat_map(|&c| std::ascii::escape_default(c))
+        .map(char::from)
+        .collect();
+    if b.len() > 40 {
+        format!("b'{shown}'... ({} bytes)", b.len())
+    } else {
+        format!("b'{shown}'")
+    }
+}

@@ -17,37 +17,37 @@ use pyo3::prelude::*;
 use pyo3::{create_exception, PyErr};
 
 create_exception!(
-    _native,
+    mmkv_reader,
     MMKVReaderError,
     PyException,
     "Base class of every error raised by mmkv_reader."
 );
 create_exception!(
-    _native,
+    mmkv_reader,
     StoreNotFoundError,
     MMKVReaderError,
     "The data file or its meta file (PATH.crc) does not exist."
 );
 create_exception!(
-    _native,
+    mmkv_reader,
     StoreIOError,
     MMKVReaderError,
     "An I/O failure, or a path that is a directory or special file."
 );
 create_exception!(
-    _native,
+    mmkv_reader,
     CorruptStoreError,
     MMKVReaderError,
     "The store is damaged: short files, a size beyond the file, a CRC mismatch, records that do not parse."
 );
 create_exception!(
-    _native,
+    mmkv_reader,
     EncryptedStoreError,
     MMKVReaderError,
     "No crypt key was given and the data region does not parse as plaintext records (encrypted, or damaged)."
 );
 create_exception!(
-    _native,
+    mmkv_reader,
     WrongKeyError,
     MMKVReaderError,
     "A crypt key was given and the decrypted region does not parse (wrong key, wrong aes256 flag, or damaged data)."

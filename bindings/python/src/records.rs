@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use mmkv_inspect::analysis::{Analysis, CryptOpts, RecordInfo};
-use mmkv_inspect::infer::{decode_as, guesses, Decoding};
+use mmkv_inspect::infer::{decode_as, guesses, Decoding, Guess, Val, ValueType};
 use mmkv_reader::records::{records, split_expire};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -47,10 +47,7 @@ impl Record {
                 .repr()
                 .map_or_else(|_| "?".into(), |r| r.to_string()),
             self.status,
-            self.value
-                .bind(py)
-                .repr()
-                .map_or_else(|_| "?".into(), |r| r.to_string()),
+            crate::convert::short_repr(self.value.bind(py).as_bytes()),
             self.expire_at,
         )
     }
@@ -77,7 +74,48 @@ pub fn parse_type(name: &str) -> PyResult<Decoding> {
     name.parse::<Decoding>().map_err(PyValueError::new_err)
 }
 
-/// Decodes a payload as `ty`, or as its most likely decoding when `ty` is `None`.
+/// Rank (see `mmkv_inspect::infer`) below which a guess counts as weak.
+const WEAK_RANK: u32 = 50;
+
+/// The most likely decoding of a payload, for Python. From `mmkv_inspect::infer::guesses`:
+/// - the typed vectors (v2.x `vec_*`) are left out: rare in apps, and any short binary value
+///   parses as one (ask for them with a type hint);
+/// - a length-delimited payload that is not also one varint is read as text or bytes (`strings`,
+///   `string`, `bytes`), never as a float: random bytes of length 3 or 7 are 4 or 8 bytes long
+///   with a length prefix, while a float's first byte is that length 1 time in 256 (and never
+///   for the "round" floats the guesses rank first);
+/// - a weak top guess (rank below 50: text with control characters, ...) of such a payload
+///   gives way to its plain reading, `str` when the body is UTF-8 and `bytes` otherwise (what
+///   `mmkv_parser` returns there, and what random binary values are);
+/// - otherwise the top guess.
+pub fn most_likely(payload: &[u8]) -> Option<Val> {
+    let is = |g: &Guess, t: ValueType| g.ty == Decoding::Getter(t);
+    let mut gs = guesses(payload);
+    gs.retain(|g| !matches!(g.ty, Decoding::Getter(t) if t.is_typed_vector()));
+    let delimited = gs.iter().any(|g| is(g, ValueType::Bytes));
+    let integer = gs
+        .iter()
+        .any(|g| is(g, ValueType::I32) || is(g, ValueType::I64));
+    if delimited && !integer {
+        gs.retain(|g| {
+            is(g, ValueType::String) || is(g, ValueType::Strings) || is(g, ValueType::Bytes)
+        });
+    }
+    let Some(top) = gs.first() else {
+        return Some(Val::Hex(payload.to_vec()));
+    };
+    let pick = if top.rank >= WEAK_RANK || !delimited {
+        0
+    } else {
+        let plain = |t: ValueType| gs.iter().position(|g| is(g, t));
+        plain(ValueType::String)
+            .or_else(|| plain(ValueType::Bytes))
+            .unwrap_or(0)
+    };
+    Some(gs.swap_remove(pick).value)
+}
+
+/// Decodes a payload as `ty`, or as its most likely decoding ([`most_likely`]) when `ty` is `None`.
 pub fn decode_payload<'py>(
     py: Python<'py>,
     payload: &[u8],
@@ -85,7 +123,7 @@ pub fn decode_payload<'py>(
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let val = match ty {
         Some(t) => decode_as(t, payload),
-        None => guesses(payload).into_iter().next().map(|g| g.value),
+        None => most_likely(payload),
     };
     val.map(|v| val_to_py(py, &v)).transpose()
 }
