@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use mmkv_inspect::analysis::{Analysis, CryptOpts};
 use mmkv_inspect::util::now_secs;
 use mmkv_inspect::Error as InspectError;
-use mmkv_reader::records::split_expire;
+use mmkv_reader::records::{records, split_expire};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyTuple};
 
@@ -32,6 +32,77 @@ fn open(path: &Path, key: Option<KeyArg>, aes256: bool) -> PyResult<Analysis> {
             Analysis::open(path, &CryptOpts::default(), now).map_err(|_| inspect_err(&e, true))
         }
         Err(e) => Err(inspect_err(&e, crypt.key.is_some())),
+    }
+}
+
+/// The fast path of `read_entries`/`read_dict`: the region read and parsed in place, without
+/// the per-record statuses and copies of an [`Analysis`]. `None` whenever the result could differ
+/// from the analysis or an error is due (the region does not parse to its end, holds no record
+/// although it is larger than its holder, or `recover` applies to a reset store): the caller then
+/// takes the [`open`] path, which reports the typed error.
+struct Fast {
+    raw: mmkv_reader::raw::RawStore,
+    /// `(key, stored value)` spans of `raw.region`, in file order.
+    spans: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
+}
+
+impl Fast {
+    fn open(path: &Path, key: Option<&KeyArg>, aes256: bool, recover: bool) -> Option<Fast> {
+        let key = key.map(|k| k.0.as_slice()).filter(|k| !k.is_empty());
+        let raw = mmkv_reader::raw::read_raw(path, key, aes256 && key.is_some()).ok()?;
+        if raw.region.is_empty() {
+            return (!recover).then_some(Fast {
+                raw,
+                spans: Vec::new(),
+            });
+        }
+        let base = raw.region.as_ptr() as usize;
+        let mut spans = Vec::new();
+        let mut it = records(&raw.region);
+        for r in it.by_ref() {
+            let r = r.ok()?;
+            let k = r.key.as_ptr() as usize - base;
+            let v = r.value.as_ptr() as usize - base;
+            spans.push((k..k + r.key.len(), v..v + r.value.len()));
+        }
+        if it.position() != raw.region.len() || spans.is_empty() {
+            return None;
+        }
+        Some(Fast { raw, spans })
+    }
+
+    /// `(key, payload, expire time)` of every record in file order (payload without the suffix).
+    fn records(&self) -> impl Iterator<Item = (&[u8], &[u8], u32)> + '_ {
+        let key_expire = self.raw.meta.key_expire();
+        self.spans.iter().map(move |(k, v)| {
+            let value = &self.raw.region[v.clone()];
+            let (p, t) = if key_expire && !value.is_empty() {
+                split_expire(value).unwrap_or((value, 0))
+            } else {
+                (value, 0)
+            };
+            (&self.raw.region[k.clone()], p, t)
+        })
+    }
+
+    /// The live entries (last write wins, empty values delete, expired left out), by key bytes.
+    fn live(&self, now: u32) -> Vec<(&[u8], &[u8])> {
+        let mut map: std::collections::HashMap<&[u8], (&[u8], u32)> =
+            std::collections::HashMap::with_capacity(self.spans.len());
+        for (k, p, t) in self.records() {
+            if p.is_empty() {
+                map.remove(k);
+            } else {
+                map.insert(k, (p, t));
+            }
+        }
+        let mut out: Vec<(&[u8], &[u8])> = map
+            .into_iter()
+            .filter(|(_, (_, t))| *t == 0 || *t > now)
+            .map(|(k, (p, _))| (k, p))
+            .collect();
+        out.sort_unstable();
+        out
     }
 }
 
@@ -87,8 +158,17 @@ pub fn read_entries<'py>(
     aes256: bool,
     recover: bool,
 ) -> PyResult<Bound<'py, PyList>> {
-    let a = open(&path, key, aes256)?;
     let list = PyList::empty(py);
+    if let Some(f) = Fast::open(&path, key.as_ref(), aes256, recover) {
+        for (k, p, _) in f.records() {
+            list.append(PyTuple::new(
+                py,
+                [key_str(py, k)?.into_any(), PyBytes::new(py, p).into_any()],
+            )?)?;
+        }
+        return Ok(list);
+    }
+    let a = open(&path, key, aes256)?;
     for (k, v) in entries(&a, recover) {
         list.append(PyTuple::new(
             py,
@@ -111,8 +191,15 @@ pub fn read_dict<'py>(
     type_hints: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let hints = parse_hints(type_hints)?;
-    let a = open(&path, key, aes256)?;
     let dict = PyDict::new(py);
+    if let Some(f) = Fast::open(&path, key.as_ref(), aes256, recover) {
+        for (k, p) in f.live(now_secs()) {
+            let v = decode_payload(py, p, hints.get(k).copied())?;
+            dict.set_item(key_str(py, k)?, v)?;
+        }
+        return Ok(dict);
+    }
+    let a = open(&path, key, aes256)?;
     for (k, p, _) in live(&a, recover) {
         let v = decode_payload(py, &p, hints.get(&k).copied())?;
         dict.set_item(key_str(py, &k)?, v)?;
@@ -147,6 +234,17 @@ pub fn carve_slack<'py>(
         )?)?;
     }
     Ok(list)
+}
+
+/// The full-guess decoding (`most_likely` without its fast path), for the tests.
+#[pyfunction]
+pub fn _most_likely_slow<'py>(
+    py: Python<'py>,
+    payload: &Bound<'py, PyBytes>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    crate::records::most_likely(payload.as_bytes())
+        .map(|v| crate::convert::val_to_py(py, &v))
+        .transpose()
 }
 
 /// `decode_value(container)`: `None` for a removal marker (`b""`), else the most likely decoding.

@@ -26,5 +26,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compat::read_dict, m)?)?;
     m.add_function(wrap_pyfunction!(compat::carve_slack, m)?)?;
     m.add_function(wrap_pyfunction!(compat::decode_value, m)?)?;
+    m.add_function(wrap_pyfunction!(compat::_most_likely_slow, m)?)?;
     Ok(())
 }

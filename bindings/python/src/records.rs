@@ -6,7 +6,9 @@ use std::path::Path;
 
 use mmkv_inspect::analysis::{Analysis, CryptOpts, RecordInfo};
 use mmkv_inspect::infer::{decode_as, guesses, Decoding, Guess, Val, ValueType};
+use mmkv_reader::decode::as_bytes_vec;
 use mmkv_reader::records::{records, split_expire};
+use mmkv_reader::varint::{read_varint32, read_varint64};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
@@ -115,6 +117,39 @@ pub fn most_likely(payload: &[u8]) -> Option<Val> {
     Some(gs.swap_remove(pick).value)
 }
 
+/// [`most_likely`] for the two shapes most values have, without building every guess: one
+/// varint that is not 4 or 8 bytes long (an integer: no float, text or vector reading exists for
+/// it), and length-delimited printable UTF-8 text that is no string vector (a `string`, rank 90,
+/// which no other kept guess beats). `None`: not one of these, ask [`most_likely`].
+/// `tests/test_compat.py` checks that both agree on every record of the corpus.
+pub fn most_likely_fast(payload: &[u8]) -> Option<Val> {
+    if !matches!(payload.len(), 4 | 8) {
+        let mut pos = 0;
+        if let Ok(v) = read_varint64(payload, &mut pos) {
+            if pos == payload.len() {
+                return Some(Val::I64(v as i64));
+            }
+        }
+    }
+    let mut pos = 0;
+    let len = read_varint32(payload, &mut pos).ok()? as usize;
+    let body = payload.get(pos..)?;
+    if body.is_empty() || body.len() != len {
+        return None;
+    }
+    let text = std::str::from_utf8(body).ok()?;
+    if !text
+        .chars()
+        .all(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t'))
+    {
+        return None;
+    }
+    if as_bytes_vec(payload).is_some_and(|v| !v.is_empty()) {
+        return None;
+    }
+    Some(Val::Str(text.to_owned()))
+}
+
 /// Decodes a payload as `ty`, or as its most likely decoding ([`most_likely`]) when `ty` is `None`.
 pub fn decode_payload<'py>(
     py: Python<'py>,
@@ -123,7 +158,7 @@ pub fn decode_payload<'py>(
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let val = match ty {
         Some(t) => decode_as(t, payload),
-        None => most_likely(payload),
+        None => most_likely_fast(payload).or_else(|| most_likely(payload)),
     };
     val.map(|v| val_to_py(py, &v)).transpose()
 }

@@ -184,3 +184,18 @@ def test_against_mmkv_parser():
           f"ambiguous: {empty_strings} empty strings (read as 0), {big_u64} u64 >= 2**63 (read as negative); "
           f"stores it refused: {len(refused)}")
     assert same > 0
+
+
+def test_fast_decoding_agrees_with_the_full_guess():
+    from mmkv_reader import _native
+
+    seen = 0
+    for tag, store, now in STORES:
+        for r in mmkv_reader.Store(tag / store["id"], now=now, **crypt(store)).history(now=now):
+            if r.deletion:
+                continue
+            assert repr(compat.decode_value(r.value)) == repr(_native._most_likely_slow(r.value)), r
+            seen += 1
+    for payload in (b"\x00", b"\x01", b"\xff" * 9 + b"\x01", b"\x05hello", b"\x03\x02ab", b"\x08" + b"x" * 7):
+        assert repr(compat.decode_value(payload)) == repr(_native._most_likely_slow(payload))
+    assert seen > 30000
