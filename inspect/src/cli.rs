@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::analysis::CryptOpts;
 use crate::error::{Error, Result};
 use crate::infer::Decoding;
+use crate::tabular::Format;
 use crate::util::parse_hex;
 
 /// `mmkv`: read-only inspection of Tencent MMKV stores (data file + `.crc` meta file).
@@ -92,6 +93,10 @@ pub struct DumpArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Output format: table (default), json (as --json), tsv or csv (a header row, then one row
+    /// per entry or record).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<Format>,
     /// Every record in file order with its status (live, superseded, removed, expired).
     #[arg(long)]
     pub history: bool,
@@ -165,6 +170,10 @@ pub struct ScanArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Output format: table (default), json (as --json), tsv or csv (a header row, then one row
+    /// per store).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<Format>,
     /// Also try this key on stores that look encrypted (the row then reports their counts).
     #[command(flatten)]
     pub crypt: CryptArgs,

@@ -12,6 +12,7 @@ use crate::cli::{parse_pins, Cli, Command, DumpArgs, GetArgs, MetaArgs, ScanArgs
 use crate::error::{Error, Result};
 use crate::infer::{decode_as, Val};
 use crate::output::{dump_json, dump_table, history_json, history_table, FullMetaJson, Pins};
+use crate::tabular::{self, Delimited, Format};
 use crate::util::{hex, key_lossy, now_secs, parse_hex};
 
 /// Runs the parsed command line.
@@ -50,14 +51,23 @@ fn dump(args: &DumpArgs) -> Result<()> {
     let pins: Pins = parse_pins(&args.types)?.into_iter().collect();
     let now = args.now.unwrap_or_else(now_secs);
     let a = Analysis::open(&args.path, &crypt, now)?;
+    let json = args.json || args.format == Some(Format::Json);
+    if let Some(d) = args.format.and_then(Delimited::of) {
+        return print(&if args.history {
+            let carved = if args.carve { a.carve() } else { Vec::new() };
+            tabular::history_delimited(d, &a, &carved, &pins)
+        } else {
+            tabular::dump_delimited(d, &a, &pins)
+        });
+    }
     if args.history {
         let carved = if args.carve { a.carve() } else { Vec::new() };
-        if args.json {
+        if json {
             print_json(&history_json(&a, &carved, &pins))
         } else {
             print(&history_table(&a, &carved, &pins))
         }
-    } else if args.json {
+    } else if json {
         print_json(&dump_json(&a, &pins))
     } else {
         print(&dump_table(&a, &pins))
@@ -171,7 +181,13 @@ fn watch(args: &WatchArgs) -> Result<()> {
 fn scan(args: &ScanArgs) -> Result<()> {
     let crypt = args.crypt.to_opts()?;
     let s = crate::scan::scan(&args.dir, &crypt, now_secs())?;
-    if args.json {
+    if let Some(d) = args.format.and_then(Delimited::of) {
+        for w in &s.walk_errors {
+            eprintln!("mmkv: cannot list {}: {}", w.path, w.error);
+        }
+        return print(&tabular::scan_delimited(d, &s));
+    }
+    if args.json || args.format == Some(Format::Json) {
         print_json(&s)
     } else {
         print(&crate::scan::scan_table(&s))

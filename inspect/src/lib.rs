@@ -13,6 +13,7 @@ pub mod error;
 pub mod infer;
 pub mod output;
 pub mod scan;
+pub mod tabular;
 pub mod util;
 pub mod watch;
 

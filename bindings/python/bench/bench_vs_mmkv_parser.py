@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Speed of `mmkv_reader` against the pure-Python `mmkv_parser` (the parser ALEAPP/iLEAPP vendor).
+
+    python bindings/python/bench/bench_vs_mmkv_parser.py --mmkv-parser PATH [--repeat 5]
+
+PATH is the old parser's `mmkv_parser/__init__.py` (or its directory); `MMKV_PARSER_PATH` works
+too. It is not part of this repository: take it from the abrignoni/mmkv-parser project (or from
+the copy a framework vendors). Decrypting with it needs `pycryptodome` or `cryptography`;
+without either, it refuses the encrypted stores, which are then left out of both timings.
+
+Two measurements, each the best of `--repeat` runs (files in the page cache):
+1. every corpus store (`corpus/`, 472 stores, 50 tags): `read_dict` of each, in one loop;
+2. one store of 100,000 keys written by this script (half integers, half 40-60-byte strings):
+   `read_dict`.
+Both sides do the same work: open the files, parse, decrypt where needed, decode every live value
+into a dict. Prints the times and the ratios (old / new).
+"""
+
+import argparse
+import importlib.util
+import json
+import os
+import pathlib
+import struct
+import sys
+import tempfile
+import time
+import zlib
+
+from mmkv_reader import compat
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+
+
+def load_old(path):
+    if os.path.isdir(path):
+        path = os.path.join(path, "__init__.py")
+    spec = importlib.util.spec_from_file_location("old_mmkv_parser", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def varint(v):
+    out = bytearray()
+    v &= (1 << 64) - 1
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | 0x80 if v else b)
+        if not v:
+            return bytes(out)
+
+
+def delimited(b):
+    return varint(len(b)) + b
+
+
+def write_large_store(path, n):
+    """A plaintext store of `n` keys laid out as the official library writes it."""
+    parts = []
+    for i in range(n):
+        key = f"key_{i:06d}".encode()
+        if i % 2:
+            payload = varint(i * 7919)
+        else:
+            payload = delimited(f"value {i} ".encode() * (4 + i % 3))
+        parts.append(delimited(key) + delimited(payload))
+    region = b"\x80\x80\x80\x00" + b"".join(parts)
+    data = struct.pack("<I", len(region)) + region
+    data += b"\0" * (-len(data) % 4096)
+    meta = bytearray(4096)
+    struct.pack_into("<III", meta, 0, zlib.crc32(region), 3, 1)
+    struct.pack_into("<III", meta, 28, len(region), len(region), zlib.crc32(region))
+    pathlib.Path(path).write_bytes(data)
+    pathlib.Path(str(path) + ".crc").write_bytes(bytes(meta))
+    return len(data)
+
+
+def corpus_jobs(corpus):
+    jobs = []
+    for tag in sorted(p for p in corpus.iterdir() if (p / "manifest.json").is_file()):
+        for s in json.loads((tag / "manifest.json").read_text())["stores"]:
+            key = bytes.fromhex(s["crypt_key_hex"]) if s["crypt_key_hex"] else None
+            jobs.append((str(tag / s["id"]), key, s["aes256"]))
+    return jobs
+
+
+def best(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mmkv-parser", default=os.environ.get("MMKV_PARSER_PATH"))
+    ap.add_argument("--corpus", default=str(ROOT / "corpus"))
+    ap.add_argument("--keys", type=int, default=100_000)
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    if not args.mmkv_parser:
+        sys.exit("pass --mmkv-parser PATH (or set MMKV_PARSER_PATH): see the docstring")
+    old = load_old(args.mmkv_parser)
+
+    jobs = corpus_jobs(pathlib.Path(args.corpus))
+    both = []
+    for job in jobs:
+        try:
+            old.read_dict(job[0], key=job[1], aes256=job[2])
+            both.append(job)
+        except old.MMKVError:
+            pass
+    t_new = best(lambda: [compat.read_dict(p, key=k, aes256=a) for p, k, a in both], args.repeat)
+    t_old = best(lambda: [old.read_dict(p, key=k, aes256=a) for p, k, a in both], args.repeat)
+    print(f"corpus: {len(both)} of {len(jobs)} stores (the rest the old parser refuses)")
+    print(f"  mmkv_reader.compat.read_dict  {t_new * 1e3:9.1f} ms")
+    print(f"  mmkv_parser.read_dict         {t_old * 1e3:9.1f} ms")
+    print(f"  ratio                         {t_old / t_new:9.1f}x")
+
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "large")
+        size = write_large_store(path, args.keys)
+        assert len(compat.read_dict(path)) == args.keys
+        assert len(old.read_dict(path)) == args.keys
+        t_new = best(lambda: compat.read_dict(path), args.repeat)
+        t_old = best(lambda: old.read_dict(path), args.repeat)
+        print(f"large store: {args.keys:,} keys, {size / 2**20:.1f} MiB")
+        print(f"  mmkv_reader.compat.read_dict  {t_new * 1e3:9.1f} ms")
+        print(f"  mmkv_parser.read_dict         {t_old * 1e3:9.1f} ms")
+        print(f"  ratio                         {t_old / t_new:9.1f}x   (target >= 10x)")
+
+
+if __name__ == "__main__":
+    main()

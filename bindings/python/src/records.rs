@@ -1,0 +1,250 @@
+//! Record lists shared by `Store.history()`, `Store.carve()` and the drop-in module: the
+//! [`Record`] class, opening a store for inspection, and walking a reset store's region.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use mmkv_inspect::analysis::{Analysis, CryptOpts, RecordInfo};
+use mmkv_inspect::infer::{decode_as, guesses, Decoding, Guess, Val, ValueType};
+use mmkv_reader::decode::as_bytes_vec;
+use mmkv_reader::records::{records, split_expire};
+use mmkv_reader::varint::{read_varint32, read_varint64};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyString};
+
+use crate::convert::{key_str, val_to_py, KeyArg};
+use crate::errors::{inspect_err, CorruptStoreError};
+
+/// One record of a store's file, as `Store.history()` and `Store.carve()` return it.
+#[pyclass(module = "mmkv_reader", frozen, get_all)]
+pub struct Record {
+    /// Position in file order (0-based; carved records continue the numbering).
+    pub index: usize,
+    /// Byte offset of the record in the data file (for encrypted stores, in the ciphertext).
+    pub offset: usize,
+    /// The key as `str` (UTF-8, `surrogateescape` for other bytes).
+    pub key: Py<PyString>,
+    /// The key's exact bytes.
+    pub key_bytes: Py<PyBytes>,
+    /// The value payload (without the 4-byte expire suffix); `b""` for a deletion marker.
+    pub value: Py<PyBytes>,
+    /// `"live"`, `"superseded"`, `"removed"`, `"expired"` or `"stale"` (carved).
+    pub status: &'static str,
+    /// Expire time (epoch seconds), `None` when the key never expires or the store has no expiration.
+    pub expire_at: Option<u32>,
+    /// The record is a deletion marker (empty stored value).
+    pub deletion: bool,
+}
+
+#[pymethods]
+impl Record {
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!(
+            "Record(index={}, offset={}, key={}, status={:?}, value={}, expire_at={:?})",
+            self.index,
+            self.offset,
+            self.key
+                .bind(py)
+                .repr()
+                .map_or_else(|_| "?".into(), |r| r.to_string()),
+            self.status,
+            crate::convert::short_repr(self.value.bind(py).as_bytes()),
+            self.expire_at,
+        )
+    }
+
+    /// The value decoded as `type` (`"i32"`, `"string"`, ... as the official getter reads it),
+    /// or, without `type`, as the most likely decoding. `None` for a deletion marker or when the
+    /// getter of that type reports no value.
+    #[pyo3(signature = (r#type=None))]
+    fn decoded<'py>(
+        &self,
+        py: Python<'py>,
+        r#type: Option<&str>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if self.deletion {
+            return Ok(None);
+        }
+        let ty = r#type.map(parse_type).transpose()?;
+        decode_payload(py, self.value.bind(py).as_bytes(), ty)
+    }
+}
+
+/// Parses a type name (`i32`, `string`, `vec_f64`, `raw`, ...).
+pub fn parse_type(name: &str) -> PyResult<Decoding> {
+    name.parse::<Decoding>().map_err(PyValueError::new_err)
+}
+
+/// Rank (see `mmkv_inspect::infer`) below which a guess counts as weak.
+const WEAK_RANK: u32 = 50;
+
+/// The most likely decoding of a payload, for Python. From `mmkv_inspect::infer::guesses`:
+/// - the typed vectors (v2.x `vec_*`) are left out: rare in apps, and any short binary value
+///   parses as one (ask for them with a type hint);
+/// - a length-delimited payload that is not also one varint is read as text or bytes (`strings`,
+///   `string`, `bytes`), never as a float: random bytes of length 3 or 7 are 4 or 8 bytes long
+///   with a length prefix, while a float's first byte is that length 1 time in 256 (and never
+///   for the "round" floats the guesses rank first);
+/// - a weak top guess (rank below 50: text with control characters, ...) of such a payload
+///   gives way to its plain reading, `str` when the body is UTF-8 and `bytes` otherwise (what
+///   `mmkv_parser` returns there, and what random binary values are);
+/// - otherwise the top guess.
+pub fn most_likely(payload: &[u8]) -> Option<Val> {
+    let is = |g: &Guess, t: ValueType| g.ty == Decoding::Getter(t);
+    let mut gs = guesses(payload);
+    gs.retain(|g| !matches!(g.ty, Decoding::Getter(t) if t.is_typed_vector()));
+    let delimited = gs.iter().any(|g| is(g, ValueType::Bytes));
+    let integer = gs
+        .iter()
+        .any(|g| is(g, ValueType::I32) || is(g, ValueType::I64));
+    if delimited && !integer {
+        gs.retain(|g| {
+            is(g, ValueType::String) || is(g, ValueType::Strings) || is(g, ValueType::Bytes)
+        });
+    }
+    let Some(top) = gs.first() else {
+        return Some(Val::Hex(payload.to_vec()));
+    };
+    let pick = if top.rank >= WEAK_RANK || !delimited {
+        0
+    } else {
+        let plain = |t: ValueType| gs.iter().position(|g| is(g, t));
+        plain(ValueType::String)
+            .or_else(|| plain(ValueType::Bytes))
+            .unwrap_or(0)
+    };
+    Some(gs.swap_remove(pick).value)
+}
+
+/// [`most_likely`] for the two shapes most values have, without building every guess: one
+/// varint that is not 4 or 8 bytes long (an integer: no float, text or vector reading exists for
+/// it), and length-delimited printable UTF-8 text that is no string vector (a `string`, rank 90,
+/// which no other kept guess beats). `None`: not one of these, ask [`most_likely`].
+/// `tests/test_compat.py` checks that both agree on every record of the corpus.
+pub fn most_likely_fast(payload: &[u8]) -> Option<Val> {
+    if !matches!(payload.len(), 4 | 8) {
+        let mut pos = 0;
+        if let Ok(v) = read_varint64(payload, &mut pos) {
+            if pos == payload.len() {
+                return Some(Val::I64(v as i64));
+            }
+        }
+    }
+    let mut pos = 0;
+    let len = read_varint32(payload, &mut pos).ok()? as usize;
+    let body = payload.get(pos..)?;
+    if body.is_empty() || body.len() != len {
+        return None;
+    }
+    let text = std::str::from_utf8(body).ok()?;
+    if !text
+        .chars()
+        .all(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t'))
+    {
+        return None;
+    }
+    if as_bytes_vec(payload).is_some_and(|v| !v.is_empty()) {
+        return None;
+    }
+    Some(Val::Str(text.to_owned()))
+}
+
+/// Decodes a payload as `ty`, or as its most likely decoding ([`most_likely`]) when `ty` is `None`.
+pub fn decode_payload<'py>(
+    py: Python<'py>,
+    payload: &[u8],
+    ty: Option<Decoding>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let val = match ty {
+        Some(t) => decode_as(t, payload),
+        None => most_likely_fast(payload).or_else(|| most_likely(payload)),
+    };
+    val.map(|v| val_to_py(py, &v)).transpose()
+}
+
+/// `type_hints` (`{key: type name}`) as a map of key bytes to decodings.
+pub fn parse_hints(hints: Option<&Bound<'_, PyDict>>) -> PyResult<HashMap<Vec<u8>, Decoding>> {
+    let mut out = HashMap::new();
+    if let Some(h) = hints {
+        for (k, v) in h.iter() {
+            let key: KeyArg = k.extract()?;
+            let name: String = v.extract()?;
+            out.insert(key.0, parse_type(&name)?);
+        }
+    }
+    Ok(out)
+}
+
+/// A [`RecordInfo`] as a Python [`Record`].
+pub fn to_record(py: Python<'_>, r: &RecordInfo) -> PyResult<Record> {
+    Ok(Record {
+        index: r.index,
+        offset: r.offset,
+        key: key_str(py, &r.key)?.unbind(),
+        key_bytes: PyBytes::new(py, &r.key).unbind(),
+        value: PyBytes::new(py, &r.payload).unbind(),
+        status: r.status.name(),
+        expire_at: r.expire_at,
+        deletion: r.deletion,
+    })
+}
+
+/// Opens a store for inspection (no CRC enforcement, every record with its status).
+pub fn analyse(path: &Path, crypt: &CryptOpts, now: u32) -> PyResult<Analysis> {
+    Analysis::open(path, crypt, now).map_err(|e| inspect_err(&e, crypt.key.is_some()))
+}
+
+/// One entry of a store's live view: key, payload, expire time (0 = never).
+pub type LiveEntry = (Vec<u8>, Vec<u8>, u32);
+
+/// The records of a **reset** store's surviving region: a store whose recorded size is 0
+/// (`clearAll()`, or the official loader discarding a store whose CRC failed) keeps its old
+/// records after the header. They are returned, in file order as `(key, stored value)`, only
+/// when the bytes after the header walk as records to the end of the file (the zero padding
+/// parses as skipped empty keys) and at least one record is found; `None` otherwise.
+pub fn reset_walk(file: &[u8]) -> Option<Vec<(Vec<u8>, Vec<u8>)>> {
+    let body = file.get(4..)?;
+    if body.iter().all(|&b| b == 0) {
+        return None;
+    }
+    let mut out = Vec::new();
+    for r in records(body) {
+        let r = r.ok()?;
+        out.push((r.key.to_vec(), r.value.to_vec()));
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// Last write wins over `(key, stored value)` records in file order: an empty value deletes,
+/// values are split into payload and expire time (key expiration on), expired keys are left out.
+pub fn collapse(recs: &[(Vec<u8>, Vec<u8>)], key_expire: bool, now: u32) -> Vec<LiveEntry> {
+    let mut map: HashMap<&[u8], (&[u8], u32)> = HashMap::new();
+    for (k, v) in recs {
+        if v.is_empty() {
+            map.remove(k.as_slice());
+            continue;
+        }
+        let (payload, t) = if key_expire {
+            split_expire(v).unwrap_or((v.as_slice(), 0))
+        } else {
+            (v.as_slice(), 0)
+        };
+        map.insert(k, (payload, t));
+    }
+    let mut out: Vec<LiveEntry> = map
+        .into_iter()
+        .filter(|(_, (_, t))| *t == 0 || *t > now)
+        .map(|(k, (p, t))| (k.to_vec(), p.to_vec(), t))
+        .collect();
+    out.sort();
+    out
+}
+
+/// The error for `recover=True` on a reset store that is encrypted.
+pub fn reset_encrypted_err(path: &Path) -> PyErr {
+    CorruptStoreError::new_err(format!(
+        "{}: cannot recover a reset encrypted store: its records were written under an IV the meta no longer holds",
+        path.display()
+    ))
+}
