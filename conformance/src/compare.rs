@@ -1,9 +1,10 @@
 //! Comparison of the reader with the official getters of one version.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use crate::error::Result;
+use crate::exceptions::{accepted, Difference, Scope};
 use crate::kind::Features;
 use crate::official::OfficialStore;
 use crate::value::{show, Value, ValueType};
@@ -52,16 +53,14 @@ fn is_default_scalar(v: &Value) -> bool {
     }
 }
 
-/// Whether `official` and `reader` agree for one getter, given what the version can report.
+/// Whether `official` and `reader` agree for one getter in `scope`.
 ///
-/// Exact equality (floats by bits), except where the version cannot report absence:
-/// without a has-value flag (`features.has_value_flag == false`, before v1.2.13) the scalar
-/// getters cannot say "no value" for a present key, so `official = default` against
-/// `reader = none` is accepted; without `bool getBytes(key, MMBuffer&)`
-/// (`features.bytes_flag == false`) an empty result is ambiguous, so `official = empty bytes`
-/// against `reader = none` is accepted.
+/// Exact equality (floats by bits), except where a row of [`crate::exceptions::TABLE`]
+/// accepts the difference in this scope: before v1.2.13 the scalar getters cannot say "no
+/// value" for a present key (`official = default` against `reader = none`), and `getBytes`
+/// cannot tell an empty value from none (`official = empty` against `reader = none`).
 pub fn agrees(
-    features: &Features,
+    scope: &Scope,
     ty: ValueType,
     official: &Option<Value>,
     reader: &Option<Value>,
@@ -70,9 +69,11 @@ pub fn agrees(
         return true;
     }
     match (official, reader) {
-        (Some(v), None) if ty.is_scalar() && !features.has_value_flag => is_default_scalar(v),
-        (Some(Value::Bytes(b)), None) if ty == ValueType::Bytes && !features.bytes_flag => {
-            b.is_empty()
+        (Some(v), None) if ty.is_scalar() => {
+            is_default_scalar(v) && accepted(Difference::DefaultForAbsentScalar, scope).is_some()
+        }
+        (Some(Value::Bytes(b)), None) if ty == ValueType::Bytes => {
+            b.is_empty() && accepted(Difference::EmptyForAbsentBytes, scope).is_some()
         }
         _ => false,
     }
@@ -84,10 +85,26 @@ pub fn agrees(
 pub struct ReaderReads {
     /// Per key: contains + one read per getter.
     pub per_key: Vec<(Vec<u8>, bool, Vec<Option<Value>>)>,
+    /// The reader's expire time of every present key it listed (`None`: never expires).
+    pub expire_at: BTreeMap<Vec<u8>, Option<u32>>,
     /// The reader's key set.
     pub keys: BTreeSet<Vec<u8>>,
     /// The reader's count.
     pub count: usize,
+    /// Reads on which the reader's own getter paths (snapshot, copy getter, view) disagreed.
+    pub inconsistent: Vec<Mismatch>,
+}
+
+impl ReaderReads {
+    /// Number of keys read.
+    pub fn keys_read(&self) -> u64 {
+        self.per_key.len() as u64
+    }
+
+    /// Number of (key, getter) reads.
+    pub fn reads(&self) -> u64 {
+        self.per_key.iter().map(|(_, _, r)| r.len() as u64).sum()
+    }
 }
 
 /// Reads `keys` (and the reader's own keys) through `reader` with every getter in `getters`.
@@ -99,40 +116,90 @@ pub fn capture_reader(
     let own: BTreeSet<Vec<u8>> = reader.keys().into_iter().collect();
     let count = reader.count();
     let mut all: Vec<Vec<u8>> = keys.to_vec();
+    let listed: BTreeSet<&Vec<u8>> = keys.iter().collect();
     for k in &own {
-        if !all.contains(k) {
+        if !listed.contains(k) {
             all.push(k.clone());
         }
     }
+    let mut inconsistent = Vec::new();
     let per_key = all
         .into_iter()
         .map(|k| {
             let contains = reader.contains(&k);
-            let reads = getters.iter().map(|&t| reader.read(&k, t)).collect();
+            let reads = getters
+                .iter()
+                .map(|&t| {
+                    let mut paths = reader.read_paths(&k, t).into_iter();
+                    let (first_name, first) = paths.next().unwrap_or(("read", None));
+                    for (name, other) in paths {
+                        if other != first {
+                            inconsistent.push(Mismatch {
+                                key: Some(k.clone()),
+                                what: format!("get {t}: reader {first_name} vs reader {name}"),
+                                official: show(&first),
+                                reader: show(&other),
+                            });
+                        }
+                    }
+                    first
+                })
+                .collect();
             (k, contains, reads)
         })
         .collect();
+    let expire_at = own
+        .iter()
+        .map(|k| (k.clone(), reader.expire_at(k).filter(|t| *t != 0)))
+        .collect();
     ReaderReads {
         per_key,
+        expire_at,
         keys: own,
         count,
+        inconsistent,
     }
 }
 
+/// Renders a key set for diffs.
+pub fn render_keys(set: &BTreeSet<Vec<u8>>) -> String {
+    format!(
+        "{:?}",
+        set.iter()
+            .map(|k| String::from_utf8_lossy(k).into_owned())
+            .collect::<Vec<_>>()
+    )
+}
+
+/// The keys the official instance reports as present: `allKeys(filterExpire)` where it
+/// exists, each confirmed by `containsKey` (versions without the filter still list expired
+/// entries, and `containsKey` filters and deletes them on every expiring version).
+pub fn official_visible_keys(official: &mut dyn OfficialStore) -> Result<BTreeSet<Vec<u8>>> {
+    let mut out = BTreeSet::new();
+    for k in official.all_keys(true)? {
+        if official.contains(&k)? {
+            out.insert(k);
+        }
+    }
+    Ok(out)
+}
+
 /// Compares captured reader reads with the official instance (value and presence for every
-/// getter of every key, `contains`, the key set and the count).
+/// getter of every key, `contains`, the key set and the count). Mismatches between the
+/// reader's own getter paths are included.
 pub fn compare_with_official(
     official: &mut dyn OfficialStore,
     features: &Features,
+    scope: &Scope,
     reads: &ReaderReads,
     getters: &[ValueType],
 ) -> Result<Vec<Mismatch>> {
-    let mut out = Vec::new();
+    let mut out = reads.inconsistent.clone();
     for (key, reader_contains, reader_reads) in &reads.per_key {
         for (i, &ty) in getters.iter().enumerate() {
             let official_read = official.get(key, ty)?;
             let reader_read = &reader_reads[i];
-            if !agrees(features, ty, &official_read, reader_read) {
+            if !agrees(scope, ty, &official_read, reader_read) {
                 out.push(Mismatch {
                     key: Some(key.clone()),
                     what: format!("get {ty}"),
@@ -151,28 +218,13 @@ pub fn compare_with_official(
             });
         }
     }
-    // Visible keys: versions without count(filterExpire) still list expired entries, and
-    // containsKey() filters them (and deletes them) on every expiring version.
-    let mut official_keys = BTreeSet::new();
-    for k in official.all_keys(true)? {
-        if official.contains(&k)? {
-            official_keys.insert(k);
-        }
-    }
+    let official_keys = official_visible_keys(official)?;
     if official_keys != reads.keys {
-        let render = |set: &BTreeSet<Vec<u8>>| {
-            format!(
-                "{:?}",
-                set.iter()
-                    .map(|k| String::from_utf8_lossy(k).into_owned())
-                    .collect::<Vec<_>>()
-            )
-        };
         out.push(Mismatch {
             key: None,
             what: "keys".to_string(),
-            official: render(&official_keys),
-            reader: render(&reads.keys),
+            official: render_keys(&official_keys),
+            reader: render_keys(&reads.keys),
         });
     }
     let official_count = if features.count_filter_expire {
@@ -200,12 +252,8 @@ mod tests {
 
     #[test]
     fn relaxation_only_without_has_value_flag() {
-        let new = Features {
-            has_value_flag: true,
-            bytes_flag: true,
-            ..Features::default()
-        };
-        let old = Features::default();
+        let new = Scope::new("v1.2.13", false, false).unwrap();
+        let old = Scope::new("v1.2.12", false, false).unwrap();
         let zero = Some(Value::I32(0));
         assert!(!agrees(&new, ValueType::I32, &zero, &None));
         assert!(agrees(&old, ValueType::I32, &zero, &None));
@@ -219,6 +267,12 @@ mod tests {
         ));
         assert!(agrees(
             &old,
+            ValueType::Bytes,
+            &Some(Value::Bytes(vec![])),
+            &None
+        ));
+        assert!(!agrees(
+            &new,
             ValueType::Bytes,
             &Some(Value::Bytes(vec![])),
             &None

@@ -134,6 +134,9 @@ impl Entry {
             ValueType::VecU64 => Value::VecU64(items(v, |x| dec(x, "vec_u64"))?),
             ValueType::VecF32 => Value::VecF32(items(v, hex32)?),
             ValueType::VecF64 => Value::VecF64(items(v, hex64)?),
+            ValueType::VecBool => {
+                Value::VecBool(items(v, |x| x.as_bool().ok_or_else(|| bad("vec_bool", x)))?)
+            }
         })
     }
 
@@ -156,6 +159,7 @@ impl Entry {
             Value::VecU32(v) => J::Array(v.iter().map(|x| s(x.to_string())).collect()),
             Value::VecI64(v) => J::Array(v.iter().map(|x| s(x.to_string())).collect()),
             Value::VecU64(v) => J::Array(v.iter().map(|x| s(x.to_string())).collect()),
+            Value::VecBool(v) => J::Array(v.iter().map(|x| J::Bool(*x)).collect()),
             Value::VecF32(v) => J::Array(
                 v.iter()
                     .map(|x| s(format!("{:08x}", x.to_bits())))

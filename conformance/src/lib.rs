@@ -9,8 +9,10 @@
 //! - [`report`]: the version × store-kind matrix.
 #![warn(missing_docs)]
 
+pub mod cell;
 pub mod compare;
 pub mod error;
+pub mod exceptions;
 pub mod golden;
 pub mod kind;
 pub mod live;

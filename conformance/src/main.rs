@@ -6,11 +6,14 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use conformance::cell::{
+    run_cell, run_cell_child, workload_timeout, CellResult, CellSpec, HEARTBEAT, RESULT_PREFIX,
+};
 use conformance::golden::{check_corpus_dir, corpus_root};
 use conformance::live::{run_writer, LiveSpec};
 use conformance::record::{record_corpus, RecordSpec};
 use conformance::report::{plan, run_row, Report, ReportConfig};
-use conformance::run::{load_repro, run_workload};
+use conformance::run::{load_repro, run_steps, Step};
 use conformance::sys::SysLib;
 use conformance::workload::GenConfig;
 use conformance::RealReader;
@@ -35,9 +38,15 @@ enum Command {
         /// Where to write the Markdown table.
         #[arg(long, default_value = "target/conformance-report.md")]
         markdown: PathBuf,
-        /// Property cases per (version, kind, seed).
-        #[arg(long, default_value_t = 32)]
+        /// Property cases per (version, kind, seed); at least 1.
+        #[arg(long, env = "CONFORMANCE_CASES", default_value_t = 32)]
         cases: u32,
+        /// Keys of the "many keys" workload each live version runs (0 = skip it).
+        #[arg(long, env = "CONFORMANCE_MANY_KEYS", default_value_t = 10_000)]
+        many_keys: usize,
+        /// Run the cells in this process (no watchdog).
+        #[arg(long)]
+        in_process: bool,
         /// Fixed seeds (comma-separated).
         #[arg(long, value_delimiter = ',', default_value = "1,2")]
         seeds: Vec<u64>,
@@ -75,6 +84,18 @@ enum Command {
     },
     /// List the versions built into mmkv-sys.
     Versions,
+    /// Print the accepted-differences table (Markdown, as in the README).
+    Exceptions,
+    /// (internal) One report cell, run by `report` in a child process.
+    #[command(hide = true)]
+    Cell {
+        /// The cell (JSON of `conformance::cell::CellSpec`).
+        #[arg(long)]
+        spec: String,
+        /// Where to write each workload before it runs.
+        #[arg(long)]
+        running: PathBuf,
+    },
     /// (internal) The live multi-process writer used by tests/live_writer.rs.
     #[command(hide = true)]
     Writer {
@@ -115,15 +136,40 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
             seeds,
             only,
             corpus,
+            many_keys,
+            in_process,
         } => {
+            if cases == 0 {
+                return Err(conformance::Error::Other(
+                    "--cases 0 (or CONFORMANCE_CASES=0) would run no workload: a report that ran nothing has not passed"
+                        .to_string(),
+                ));
+            }
+            if seeds.is_empty() {
+                return Err(conformance::Error::Other("no seeds given".to_string()));
+            }
             let cfg = ReportConfig {
                 corpus: corpus.unwrap_or_else(corpus_root),
                 cases,
                 seeds,
                 gen: GenConfig::default(),
                 only,
+                many_keys,
             };
             let rows = plan(&cfg);
+            let unknown: Vec<&String> = cfg
+                .only
+                .iter()
+                .filter(|t| !rows.iter().any(|r| &r.tag == *t))
+                .collect();
+            if !unknown.is_empty() || rows.is_empty() {
+                return Err(conformance::Error::Other(format!(
+                    "--only {unknown:?} matches no tag of versions.yaml, the corpus or the built versions"
+                )));
+            }
+            let exe = std::env::current_exe()
+                .map_err(|e| conformance::Error::Other(format!("current_exe: {e}")))?;
+            let timeout = workload_timeout();
             let total: u64 = rows.iter().map(|r| r.work()).sum();
             let bar = ProgressBar::new(total);
             bar.set_style(
@@ -134,7 +180,20 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
             let reader = RealReader::new();
             let mut out = Vec::new();
             for row in &rows {
-                let r = run_row(&cfg, row, &reader, &mut |msg| {
+                let mut cell = |spec: &CellSpec| -> CellResult {
+                    if in_process {
+                        match SysLib::load(&spec.tag) {
+                            Ok(lib) => run_cell(&lib, spec, cfg.gen, &reader, None, &|| {}),
+                            Err(e) => CellResult {
+                                failures: vec![format!("{}: {e}", spec.tag)],
+                                ..CellResult::default()
+                            },
+                        }
+                    } else {
+                        run_cell_child(&exe, spec, timeout)
+                    }
+                };
+                let r = run_row(&cfg, row, &reader, &mut cell, &mut |msg| {
                     bar.set_message(msg.to_string());
                     bar.inc(1);
                 });
@@ -164,6 +223,7 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
                     eprintln!("FAIL {f}");
                 }
             }
+            println!("{}", report.summary_line());
             Ok(if report.passed() {
                 ExitCode::SUCCESS
             } else {
@@ -206,14 +266,29 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
         }
         Command::Replay { path } => {
             let repro = load_repro(&path)?;
-            let lib = SysLib::load(&repro.tag)?;
+            let mut libs = vec![SysLib::load(&repro.tag)?];
+            for c in &repro.then {
+                libs.push(SysLib::load(&c.tag)?);
+            }
+            let mut steps = vec![Step {
+                lib: &libs[0],
+                ops: &repro.workload.ops,
+            }];
+            for (c, lib) in repro.then.iter().zip(&libs[1..]) {
+                steps.push(Step { lib, ops: &c.ops });
+            }
             println!(
-                "replaying {} ops on {} {}",
-                repro.workload.ops.len(),
+                "replaying {} ops on {}{} {}",
+                repro.workload.ops.len() + repro.then.iter().map(|c| c.ops.len()).sum::<usize>(),
                 repro.tag,
+                repro
+                    .then
+                    .iter()
+                    .map(|c| format!(" then {}", c.tag))
+                    .collect::<String>(),
                 repro.kind
             );
-            let outcome = run_workload(&lib, repro.kind, &repro.workload, &RealReader::new())?;
+            let outcome = run_steps(&steps, repro.kind, &repro.workload, &RealReader::new())?;
             if outcome.passed() {
                 println!("pass: no reader failure (upstream divergences, if any, follow)");
                 if !outcome.divergences.is_empty() {
@@ -244,6 +319,38 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
             } else {
                 ExitCode::from(1)
             })
+        }
+        Command::Cell { spec, running } => {
+            let spec: CellSpec = serde_json::from_str(&spec)
+                .map_err(|e| conformance::Error::Other(format!("--spec: {e}")))?;
+            let lib = SysLib::load(&spec.tag)?;
+            let heartbeat = || {
+                use std::io::Write as _;
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{HEARTBEAT}");
+                let _ = out.flush();
+            };
+            let result = run_cell(
+                &lib,
+                &spec,
+                GenConfig::default(),
+                &RealReader::new(),
+                Some(&running),
+                &heartbeat,
+            );
+            println!(
+                "{RESULT_PREFIX}{}",
+                serde_json::to_string(&result).unwrap_or_default()
+            );
+            Ok(if result.passed {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        Command::Exceptions => {
+            print!("{}", conformance::exceptions::markdown_table());
+            Ok(ExitCode::SUCCESS)
         }
         Command::Versions => {
             for b in mmkv_sys::built() {

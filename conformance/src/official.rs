@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::error::Result;
-use crate::kind::{Features, StoreKind};
+use crate::kind::{Features, ModeKind, StoreKind};
 use crate::value::{Value, ValueType};
 
 /// One loaded official version.
@@ -15,7 +15,18 @@ pub trait OfficialLib: Sync {
     fn features(&self) -> Features;
     /// Opens (creating if needed) store `id` in `dir` with the configuration of `kind`.
     /// Does not enable key expiration: callers do that with [`OfficialStore::enable_key_expire`].
-    fn open(&self, dir: &Path, id: &str, kind: StoreKind) -> Result<Box<dyn OfficialStore>>;
+    fn open(&self, dir: &Path, id: &str, kind: StoreKind) -> Result<Box<dyn OfficialStore>> {
+        self.open_with(dir, id, kind.mode(), kind.crypt_key(), kind.aes256())
+    }
+    /// Opens store `id` in `dir` with an explicit mode and crypt key (after a `reKey`).
+    fn open_with(
+        &self,
+        dir: &Path,
+        id: &str,
+        mode: ModeKind,
+        crypt_key: Option<&[u8]>,
+        aes256: bool,
+    ) -> Result<Box<dyn OfficialStore>>;
 }
 
 /// One open official instance.
@@ -28,6 +39,14 @@ pub trait OfficialStore {
     fn remove(&mut self, key: &[u8]) -> Result<()>;
     /// `clearAll()`.
     fn clear_all(&mut self) -> Result<()>;
+    /// `removeValuesForKeys(keys)`.
+    fn remove_keys(&mut self, keys: &[&[u8]]) -> Result<()>;
+    /// `clearAll(true)`; `Ok(false)` when the version lacks it (before v1.3.2).
+    fn clear_all_keep_space(&mut self) -> Result<bool>;
+    /// `disableAutoKeyExpire()` (the library's bool).
+    fn disable_key_expire(&mut self) -> Result<bool>;
+    /// `reKey(key[, aes256])` (`None`: decrypt); `Ok(None)` when the version cannot do it.
+    fn rekey(&mut self, key: Option<&[u8]>, aes256: bool) -> Result<Option<bool>>;
     /// `trim()`.
     fn trim(&mut self) -> Result<()>;
     /// `sync(MMKV_SYNC)`.

@@ -9,7 +9,7 @@ use proptest::test_runner::{
 
 use crate::kind::StoreKind;
 use crate::official::OfficialLib;
-use crate::run::{failures_root, replay_command, run_workload, save_failure};
+use crate::run::{failures_root, replay_command, run_workload, save_failure, RunStats};
 use crate::view::ReaderFactory;
 use crate::workload::{workload_strategy, GenConfig, Repro, Workload};
 
@@ -43,6 +43,9 @@ pub struct PropConfig {
     pub save_failures: bool,
     /// Where failure folders go (default [`failures_root`]).
     pub failures_dir: PathBuf,
+    /// Where to write each workload (YAML repro) before it runs, so that a watchdog that
+    /// kills a hung run still has it (see [`crate::cell`]).
+    pub running: Option<PathBuf>,
 }
 
 impl Default for PropConfig {
@@ -55,6 +58,7 @@ impl Default for PropConfig {
             source_file: None,
             save_failures: true,
             failures_dir: failures_root(),
+            running: None,
         }
     }
 }
@@ -66,6 +70,8 @@ pub enum PropOutcome {
     Pass {
         /// Cases run.
         cases: u32,
+        /// What the passing cases ran, summed (shrinking runs not counted).
+        stats: RunStats,
         /// Cases in which the official instance's in-memory state disagreed with its own
         /// files (see [`crate::run`]); the reader agreed with the files.
         divergent_cases: u32,
@@ -114,6 +120,17 @@ pub fn check_property(
     reader: &dyn ReaderFactory,
     cfg: &PropConfig,
 ) -> PropOutcome {
+    check_property_with(lib, kind, reader, cfg, &|| {})
+}
+
+/// [`check_property`], calling `heartbeat` before each workload.
+pub fn check_property_with(
+    lib: &dyn OfficialLib,
+    kind: StoreKind,
+    reader: &dyn ReaderFactory,
+    cfg: &PropConfig,
+    heartbeat: &(dyn Fn() + Sync),
+) -> PropOutcome {
     let mut config = Config {
         cases: cfg.cases,
         max_shrink_iters: cfg.max_shrink_iters,
@@ -136,9 +153,25 @@ pub fn check_property(
     };
     let strategy = workload_strategy(kind, lib.features(), cfg.gen);
     let divergent = std::sync::Mutex::new((0u32, None::<String>));
+    let totals = std::sync::Mutex::new((0u32, RunStats::default()));
     let result = runner.run(&strategy, |workload| {
+        if let Some(p) = &cfg.running {
+            let repro = Repro {
+                tag: lib.tag().to_string(),
+                kind,
+                workload: workload.clone(),
+                then: Vec::new(),
+            };
+            let _ = std::fs::write(p, repro.to_yaml());
+        }
+        heartbeat();
         match run_workload(lib, kind, &workload, reader) {
             Ok(outcome) if outcome.passed() => {
+                {
+                    let mut t = totals.lock().unwrap_or_else(|p| p.into_inner());
+                    t.0 += 1;
+                    t.1.merge(&outcome.stats);
+                }
                 if let Some(first) = outcome.divergences.first() {
                     let mut d = divergent.lock().unwrap_or_else(|p| p.into_inner());
                     d.0 += 1;
@@ -147,6 +180,7 @@ pub fn check_property(
                             tag: lib.tag().to_string(),
                             kind,
                             workload: workload.clone(),
+                            then: Vec::new(),
                         };
                         let saved = if cfg.save_failures {
                             match save_failure(
@@ -175,17 +209,22 @@ pub fn check_property(
     });
     let (divergent_cases, divergence_example) =
         divergent.into_inner().unwrap_or_else(|p| p.into_inner());
+    let (passed_cases, stats) = totals.into_inner().unwrap_or_else(|p| p.into_inner());
     match result {
+        Ok(()) if passed_cases == 0 => PropOutcome::Fail {
+            minimal: Workload::new(Vec::new()),
+            message: "no case ran (a property that ran nothing has not passed)".to_string(),
+            saved: None,
+            repro_line: String::new(),
+        },
         Ok(()) => PropOutcome::Pass {
-            cases: cfg.cases,
+            cases: passed_cases,
+            stats,
             divergent_cases,
             divergence_example,
         },
         Err(TestError::Abort(reason)) => PropOutcome::Fail {
-            minimal: Workload {
-                default_expire: 0,
-                ops: Vec::new(),
-            },
+            minimal: Workload::new(Vec::new()),
             message: format!("aborted: {reason}"),
             saved: None,
             repro_line: String::new(),
@@ -195,6 +234,7 @@ pub fn check_property(
                 tag: lib.tag().to_string(),
                 kind,
                 workload: minimal.clone(),
+                then: Vec::new(),
             };
             let (saved, repro_line) = if cfg.save_failures {
                 save_minimal(lib, &repro, reader, &cfg.failures_dir)

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use mmkv_reader::{Clock, Options, Store, SystemClock};
+use mmkv_reader::{Clock, Options, ReloadStats, SnapshotData, Store, SystemClock};
 
 use crate::value::{Value, ValueType};
 use crate::view::{ReaderFactory, ReaderView};
@@ -81,8 +81,8 @@ pub struct StoreView {
     pub store: Store,
 }
 
-/// Reads one typed value from a snapshot-like source with the reader's public getters.
-pub fn read_snapshot(snap: &mmkv_reader::Snapshot, key: &[u8], ty: ValueType) -> Option<Value> {
+/// Reads one typed value from a snapshot (zero-copy getters for strings and bytes).
+pub fn read_snapshot(snap: &SnapshotData, key: &[u8], ty: ValueType) -> Option<Value> {
     Some(match ty {
         ValueType::Bool => Value::Bool(snap.get_bool(key)?),
         ValueType::I32 => Value::I32(snap.get_i32(key)?),
@@ -100,12 +100,45 @@ pub fn read_snapshot(snap: &mmkv_reader::Snapshot, key: &[u8], ty: ValueType) ->
         ValueType::VecU64 => Value::VecU64(snap.get_vec_u64(key)?),
         ValueType::VecF32 => Value::VecF32(snap.get_vec_f32(key)?),
         ValueType::VecF64 => Value::VecF64(snap.get_vec_f64(key)?),
+        ValueType::VecBool => Value::VecBool(snap.get_vec_bool(key)?),
+    })
+}
+
+/// Reads one typed value through the store's copy getters (each with its check-on-read).
+pub fn read_store(store: &Store, key: &[u8], ty: ValueType) -> Option<Value> {
+    Some(match ty {
+        ValueType::Bool => Value::Bool(store.get_bool(key)?),
+        ValueType::I32 => Value::I32(store.get_i32(key)?),
+        ValueType::U32 => Value::U32(store.get_u32(key)?),
+        ValueType::I64 => Value::I64(store.get_i64(key)?),
+        ValueType::U64 => Value::U64(store.get_u64(key)?),
+        ValueType::F32 => Value::F32(store.get_f32(key)?),
+        ValueType::F64 => Value::F64(store.get_f64(key)?),
+        ValueType::String => Value::String(store.get_string(key)?),
+        ValueType::Bytes => Value::Bytes(store.get_bytes(key)?),
+        ValueType::Strings => Value::Strings(store.get_string_vec(key)?),
+        ValueType::VecI32 => Value::VecI32(store.get_vec_i32(key)?),
+        ValueType::VecU32 => Value::VecU32(store.get_vec_u32(key)?),
+        ValueType::VecI64 => Value::VecI64(store.get_vec_i64(key)?),
+        ValueType::VecU64 => Value::VecU64(store.get_vec_u64(key)?),
+        ValueType::VecF32 => Value::VecF32(store.get_vec_f32(key)?),
+        ValueType::VecF64 => Value::VecF64(store.get_vec_f64(key)?),
+        ValueType::VecBool => Value::VecBool(store.get_vec_bool(key)?),
     })
 }
 
 impl ReaderView for StoreView {
     fn read(&self, key: &[u8], ty: ValueType) -> Option<Value> {
         read_snapshot(&self.store.snapshot(), key, ty)
+    }
+
+    /// The snapshot getters, the store's copy getters and the borrowed view's getters.
+    fn read_paths(&self, key: &[u8], ty: ValueType) -> Vec<(&'static str, Option<Value>)> {
+        vec![
+            ("snapshot", read_snapshot(&self.store.snapshot(), key, ty)),
+            ("copy getter", read_store(&self.store, key, ty)),
+            ("view", read_snapshot(&self.store.view(), key, ty)),
+        ]
     }
 
     fn contains(&self, key: &[u8]) -> bool {
@@ -122,5 +155,9 @@ impl ReaderView for StoreView {
 
     fn expire_at(&self, key: &[u8]) -> Option<u32> {
         self.store.snapshot().expire_at(key)
+    }
+
+    fn stats(&self) -> Option<ReloadStats> {
+        Some(self.store.stats())
     }
 }

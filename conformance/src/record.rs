@@ -224,6 +224,10 @@ pub fn random_value(rng: &mut SplitMix, features: &Features) -> Value {
             let k = n(rng);
             Value::VecF64((0..k).map(|_| rand_f64(rng)).collect())
         }
+        ValueType::VecBool => {
+            let k = n(rng);
+            Value::VecBool((0..k).map(|_| rng.below(2) == 1).collect())
+        }
     }
 }
 

@@ -12,9 +12,10 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::cell::{CellResult, CellSpec};
 use crate::golden::{check_corpus_dir, corpus_tags, CorpusCheck};
 use crate::kind::{parse_tag, Features, StoreKind};
-use crate::prop::{check_property, PropConfig, PropOutcome};
+use crate::official::OfficialLib;
 use crate::sys::SysLib;
 use crate::view::ReaderFactory;
 use crate::workload::GenConfig;
@@ -68,6 +69,8 @@ pub struct Row {
     /// Verdict per store kind id (serialized in report column order).
     #[serde(serialize_with = "kinds_in_column_order")]
     pub kinds: BTreeMap<String, Cell>,
+    /// What ran in this row's live cells (workloads, operations, keys compared ...).
+    pub ran: RowCounts,
     /// Failure details (not part of the JSON).
     #[serde(skip)]
     pub failures: Vec<String>,
@@ -75,6 +78,46 @@ pub struct Row {
     /// (see [`crate::run`]). Not part of the JSON.
     #[serde(skip)]
     pub notes: Vec<String>,
+}
+
+/// What a row ran.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct RowCounts {
+    /// Workloads that ran (live cells).
+    pub workloads: u64,
+    /// Official operations they performed.
+    pub ops: u64,
+    /// Keys compared (summed over every capture of either reader).
+    pub keys_compared: u64,
+    /// (key, getter) reads compared.
+    pub reads_compared: u64,
+    /// Long-lived reader: partial reloads.
+    pub partial_reloads: u64,
+    /// Long-lived reader: full reloads.
+    pub full_reloads: u64,
+    /// Corpus stores checked.
+    pub corpus_stores: u64,
+}
+
+impl RowCounts {
+    fn add_run(&mut self, workloads: u64, s: &crate::run::RunStats) {
+        self.workloads += workloads;
+        self.ops += s.ops;
+        self.keys_compared += s.keys_compared;
+        self.reads_compared += s.reads_compared;
+        self.partial_reloads += s.long_lived.partial;
+        self.full_reloads += s.long_lived.full;
+    }
+
+    fn add(&mut self, o: &RowCounts) {
+        self.workloads += o.workloads;
+        self.ops += o.ops;
+        self.keys_compared += o.keys_compared;
+        self.reads_compared += o.reads_compared;
+        self.partial_reloads += o.partial_reloads;
+        self.full_reloads += o.full_reloads;
+        self.corpus_stores += o.corpus_stores;
+    }
 }
 
 fn kinds_in_column_order<S: serde::Serializer>(
@@ -104,11 +147,13 @@ pub struct Report {
 }
 
 impl Report {
-    /// True when no cell failed.
+    /// True when no cell failed and something ran.
     pub fn passed(&self) -> bool {
-        self.versions
-            .iter()
-            .all(|r| r.kinds.values().all(|c| *c != Cell::Fail) && r.failures.is_empty())
+        self.ran_anything()
+            && self
+                .versions
+                .iter()
+                .all(|r| r.kinds.values().all(|c| *c != Cell::Fail) && r.failures.is_empty())
     }
 
     /// `{"versions": [{"tag", "source", "kinds": {...}}]}`.
@@ -119,6 +164,7 @@ impl Report {
     fn header() -> Vec<String> {
         let mut h = vec!["tag".to_string(), "source".to_string()];
         h.extend(StoreKind::ALL.iter().map(|k| k.id().to_string()));
+        h.extend(["workloads", "ops", "keys compared"].map(String::from));
         h
     }
 
@@ -138,7 +184,79 @@ impl Report {
                 .text()
                 .to_string()
         }));
+        c.extend([
+            row.ran.workloads.to_string(),
+            row.ran.ops.to_string(),
+            row.ran.keys_compared.to_string(),
+        ]);
         c
+    }
+
+    /// Every row's counts, summed.
+    pub fn totals(&self) -> RowCounts {
+        let mut t = RowCounts::default();
+        for r in &self.versions {
+            t.add(&r.ran);
+        }
+        t
+    }
+
+    /// Cells per verdict: (pass, FAIL, golden, n/a).
+    pub fn cell_counts(&self) -> (usize, usize, usize, usize) {
+        let mut c = (0, 0, 0, 0);
+        for r in &self.versions {
+            for cell in r.kinds.values() {
+                match cell {
+                    Cell::Pass => c.0 += 1,
+                    Cell::Fail => c.1 += 1,
+                    Cell::Golden => c.2 += 1,
+                    Cell::NotApplicable => c.3 += 1,
+                }
+            }
+        }
+        c
+    }
+
+    /// True when something was checked at all (a live workload or a corpus store).
+    pub fn ran_anything(&self) -> bool {
+        let t = self.totals();
+        t.workloads > 0 || t.corpus_stores > 0
+    }
+
+    /// The one summary line: verdict and what ran.
+    pub fn summary_line(&self) -> String {
+        let (pass, fail, golden, na) = self.cell_counts();
+        let live = self
+            .versions
+            .iter()
+            .filter(|r| r.source == Source::Live)
+            .count();
+        let t = self.totals();
+        let failing_rows = self
+            .versions
+            .iter()
+            .filter(|r| !r.failures.is_empty())
+            .count();
+        format!(
+            "conformance report: {} — {} tag(s) ({live} live, {} golden only); cells: {pass} pass, {fail} FAIL, \
+             {golden} golden, {na} n/a; {} workload(s), {} operation(s), {} key(s) compared ({} reads), \
+             long-lived reader reloads {} partial / {} full; {} corpus store(s) checked{}",
+            if self.passed() { "PASS" } else { "FAIL" },
+            self.versions.len(),
+            self.versions.len() - live,
+            t.workloads,
+            t.ops,
+            t.keys_compared,
+            t.reads_compared,
+            t.partial_reloads,
+            t.full_reloads,
+            t.corpus_stores,
+            if failing_rows > 0 {
+                format!("; {failing_rows} row(s) with failures")
+            } else {
+                String::new()
+            }
+        )
     }
 
     /// A plain-text table.
@@ -186,6 +304,8 @@ pub struct ReportConfig {
     pub gen: GenConfig,
     /// Only these tags (empty = all).
     pub only: Vec<String>,
+    /// Keys of the "many keys" workload each live row runs (0 = none).
+    pub many_keys: usize,
 }
 
 /// A row to run.
@@ -275,18 +395,36 @@ fn corpus_cells(check: &CorpusCheck) -> BTreeMap<String, (bool, Vec<String>)> {
     out
 }
 
-/// Runs one planned row; `tick` is called once per finished cell with a message.
+/// The kind a row's "many keys" workload runs in: the richest the version supports.
+pub fn many_keys_kind(features: &Features) -> StoreKind {
+    [
+        StoreKind::ExpireAes256,
+        StoreKind::ExpireAes128,
+        StoreKind::Aes128,
+    ]
+    .into_iter()
+    .find(|k| k.supported_by(features))
+    .unwrap_or(StoreKind::Aes128)
+}
+
+/// Runs one planned row. `cell` runs one live cell (in a child process in the report, see
+/// [`crate::cell`]); `tick` is called once per finished cell with a message.
 pub fn run_row(
     cfg: &ReportConfig,
     row: &PlannedRow,
     reader: &dyn ReaderFactory,
+    cell: &mut dyn FnMut(&CellSpec) -> CellResult,
     tick: &mut dyn FnMut(&str),
 ) -> Row {
     let mut failures = Vec::new();
     let mut notes = Vec::new();
+    let mut ran = RowCounts::default();
     let corpus = if row.corpus {
         match check_corpus_dir(&cfg.corpus.join(&row.tag), reader) {
-            Ok(c) => corpus_cells(&c),
+            Ok(c) => {
+                ran.corpus_stores += c.stores.len() as u64;
+                corpus_cells(&c)
+            }
             Err(e) => {
                 failures.push(format!("{}: corpus: {e}", row.tag));
                 BTreeMap::new()
@@ -295,9 +433,9 @@ pub fn run_row(
     } else {
         BTreeMap::new()
     };
-    let lib = if row.live {
+    let lib_ok = if row.live {
         match SysLib::load(&row.tag) {
-            Ok(l) => Some(l),
+            Ok(l) => Some(l.features()),
             Err(e) => {
                 failures.push(format!("{}: {e}", row.tag));
                 None
@@ -306,54 +444,34 @@ pub fn run_row(
     } else {
         None
     };
+    let many_kind = lib_ok.as_ref().map(many_keys_kind);
     let mut kinds = BTreeMap::new();
     for kind in StoreKind::ALL {
         let golden = corpus.get(kind.id());
-        let supported = kind.supported_by(&row.features);
-        let cell = match (&lib, golden) {
-            (Some(lib), _) if supported => {
+        let supported = lib_ok
+            .as_ref()
+            .map_or(kind.supported_by(&row.features), |f| kind.supported_by(f));
+        let cell = match (&lib_ok, golden) {
+            (Some(_), _) if supported => {
                 tick(&format!("{} {}", row.tag, kind.id()));
                 let mut ok = golden_ok(golden, &mut failures);
-                for &seed in &cfg.seeds {
-                    let pc = PropConfig {
-                        cases: cfg.cases,
-                        seed: Some(seed),
-                        gen: cfg.gen,
-                        source_file: None,
-                        save_failures: true,
-                        ..PropConfig::default()
-                    };
-                    match check_property(lib, kind, reader, &pc) {
-                        PropOutcome::Fail {
-                            message,
-                            repro_line,
-                            ..
-                        } => {
-                            ok = false;
-                            failures.push(format!(
-                                "{} {} (seed {seed}): {message}\n  reproduce: {repro_line}",
-                                row.tag,
-                                kind.id()
-                            ));
-                            break;
-                        }
-                        PropOutcome::Pass {
-                            cases,
-                            divergent_cases,
-                            divergence_example,
-                        } => {
-                            if divergent_cases > 0 {
-                                notes.push(format!(
-                                    "{} {} (seed {seed}): in {divergent_cases} of {cases} cases the official \
-                                     instance's in-memory state disagreed with its own files (the reader \
-                                     agreed with the files); first: {}",
-                                    row.tag,
-                                    kind.id(),
-                                    divergence_example.unwrap_or_default()
-                                ));
-                            }
-                        }
-                    }
+                let spec = CellSpec {
+                    tag: row.tag.clone(),
+                    kind,
+                    cases: cfg.cases,
+                    seeds: cfg.seeds.clone(),
+                    many_keys: if many_kind == Some(kind) {
+                        cfg.many_keys
+                    } else {
+                        0
+                    },
+                };
+                let result = cell(&spec);
+                ran.add_run(result.workloads, &result.stats);
+                notes.extend(result.notes);
+                if !result.passed {
+                    ok = false;
+                    failures.extend(result.failures);
                 }
                 if ok {
                     Cell::Pass
@@ -393,6 +511,7 @@ pub fn run_row(
             Source::Golden
         },
         kinds,
+        ran,
         failures,
         notes,
     }
@@ -421,6 +540,12 @@ mod tests {
                 .iter()
                 .map(|(k, c)| (k.id().to_string(), *c))
                 .collect(),
+            ran: RowCounts {
+                workloads: 3,
+                ops: 40,
+                keys_compared: 100,
+                ..RowCounts::default()
+            },
             failures: Vec::new(),
             notes: Vec::new(),
         }
@@ -456,11 +581,26 @@ mod tests {
         let md = report.to_markdown();
         assert!(md.starts_with("| tag | source | plain | multi |"));
         assert!(md.contains("| v2.4.2 | golden | n/a |"));
+        assert!(md.contains("| 3 | 40 | 100 |"));
+        assert!(report
+            .summary_line()
+            .starts_with("conformance report: PASS"));
+        assert_eq!(json["versions"][0]["ran"]["workloads"], 3);
         assert_eq!(report.to_text().lines().count(), 3);
 
         let mut failing = report.clone();
         failing.versions[0].kinds.insert("multi".into(), Cell::Fail);
         assert!(!failing.passed());
         assert!(failing.to_text().contains("FAIL"));
+        assert!(failing.summary_line().contains("1 FAIL"));
+
+        let mut vacuous = report.clone();
+        for r in &mut vacuous.versions {
+            r.ran = RowCounts::default();
+        }
+        assert!(
+            !vacuous.passed(),
+            "a report that ran nothing has not passed"
+        );
     }
 }

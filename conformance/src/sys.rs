@@ -6,7 +6,7 @@ use std::path::Path;
 use mmkv_sys::{Instance, Mode, Official};
 
 use crate::error::{Error, Result};
-use crate::kind::{Features, ModeKind, StoreKind};
+use crate::kind::{Features, ModeKind};
 use crate::official::{OfficialLib, OfficialStore};
 use crate::value::{Value, ValueType};
 
@@ -66,14 +66,21 @@ impl OfficialLib for SysLib {
         self.features
     }
 
-    fn open(&self, dir: &Path, id: &str, kind: StoreKind) -> Result<Box<dyn OfficialStore>> {
-        let mode = match kind.mode() {
+    fn open_with(
+        &self,
+        dir: &Path,
+        id: &str,
+        mode: ModeKind,
+        crypt_key: Option<&[u8]>,
+        aes256: bool,
+    ) -> Result<Box<dyn OfficialStore>> {
+        let mode = match mode {
             ModeKind::Single => Mode::Single,
             ModeKind::Multi => Mode::Multi,
         };
         let inst = self
             .official
-            .open(dir, id, mode, kind.crypt_key(), kind.aes256())
+            .open(dir, id, mode, crypt_key, aes256)
             .map_err(|e| self.err(e))?;
         Ok(Box::new(SysStore {
             tag: self.tag().to_string(),
@@ -143,6 +150,7 @@ impl OfficialStore for SysStore {
             Value::VecU64(v) => i.set_vec_u64(key, v, expire),
             Value::VecF32(v) => i.set_vec_f32(key, v, expire),
             Value::VecF64(v) => i.set_vec_f64(key, v, expire),
+            Value::VecBool(v) => i.set_vec_bool(key, v, expire),
         };
         r.map_err(|e| self.err(e))
     }
@@ -155,6 +163,34 @@ impl OfficialStore for SysStore {
     fn clear_all(&mut self) -> Result<()> {
         let i = self.inst()?;
         i.clear_all().map_err(|e| self.err(e))
+    }
+
+    fn remove_keys(&mut self, keys: &[&[u8]]) -> Result<()> {
+        let i = self.inst()?;
+        i.remove_keys(keys).map_err(|e| self.err(e))
+    }
+
+    fn clear_all_keep_space(&mut self) -> Result<bool> {
+        let i = self.inst()?;
+        match i.clear_all_keep_space() {
+            Ok(()) => Ok(true),
+            Err(mmkv_sys::Error::Unsupported { .. }) => Ok(false),
+            Err(e) => Err(self.err(e)),
+        }
+    }
+
+    fn disable_key_expire(&mut self) -> Result<bool> {
+        let i = self.inst()?;
+        i.disable_key_expire().map_err(|e| self.err(e))
+    }
+
+    fn rekey(&mut self, key: Option<&[u8]>, aes256: bool) -> Result<Option<bool>> {
+        let i = self.inst()?;
+        match i.rekey(key.unwrap_or(&[]), aes256) {
+            Ok(b) => Ok(Some(b)),
+            Err(mmkv_sys::Error::Unsupported { .. }) => Ok(None),
+            Err(e) => Err(self.err(e)),
+        }
     }
 
     fn trim(&mut self) -> Result<()> {
@@ -195,6 +231,7 @@ impl OfficialStore for SysStore {
             ValueType::VecU64 => i.get_vec_u64(key).map(|v| v.map(Value::VecU64)),
             ValueType::VecF32 => i.get_vec_f32(key).map(|v| v.map(Value::VecF32)),
             ValueType::VecF64 => i.get_vec_f64(key).map(|v| v.map(Value::VecF64)),
+            ValueType::VecBool => i.get_vec_bool(key).map(|v| v.map(Value::VecBool)),
         };
         r.map_err(|e| self.err(e))
     }

@@ -25,10 +25,10 @@ pub enum Value {
     I64(i64),
     /// uint64_t
     U64(u64),
-    /// float
-    F32(f32),
-    /// double
-    F64(f64),
+    /// float (a NaN is written as `"nan:0x..."` with its bits)
+    F32(#[serde(with = "float_bits::f32s")] f32),
+    /// double (a NaN is written as `"nan:0x..."` with its bits)
+    F64(#[serde(with = "float_bits::f64s")] f64),
     /// `std::string`
     String(String),
     /// `MMBuffer` (raw bytes)
@@ -44,9 +44,11 @@ pub enum Value {
     /// `std::vector<uint64_t>`
     VecU64(Vec<u64>),
     /// `std::vector<float>`
-    VecF32(Vec<f32>),
+    VecF32(#[serde(with = "float_bits::vec_f32")] Vec<f32>),
     /// `std::vector<double>`
-    VecF64(Vec<f64>),
+    VecF64(#[serde(with = "float_bits::vec_f64")] Vec<f64>),
+    /// `std::vector<bool>`
+    VecBool(Vec<bool>),
 }
 
 impl Value {
@@ -69,6 +71,7 @@ impl Value {
             Value::VecU64(_) => ValueType::VecU64,
             Value::VecF32(_) => ValueType::VecF32,
             Value::VecF64(_) => ValueType::VecF64,
+            Value::VecBool(_) => ValueType::VecBool,
         }
     }
 
@@ -87,6 +90,7 @@ impl Value {
             Value::VecU64(v) => v.len() * 10 + 5,
             Value::VecF32(v) => v.len() * 4 + 5,
             Value::VecF64(v) => v.len() * 8 + 5,
+            Value::VecBool(v) => v.len() + 5,
         }
     }
 }
@@ -109,6 +113,7 @@ impl PartialEq for Value {
             (Value::VecU32(a), Value::VecU32(b)) => a == b,
             (Value::VecI64(a), Value::VecI64(b)) => a == b,
             (Value::VecU64(a), Value::VecU64(b)) => a == b,
+            (Value::VecBool(a), Value::VecBool(b)) => a == b,
             (Value::VecF32(a), Value::VecF32(b)) => {
                 a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
             }
@@ -152,6 +157,7 @@ impl fmt::Display for Value {
             Value::VecU32(v) => format!("{v:?}"),
             Value::VecI64(v) => format!("{v:?}"),
             Value::VecU64(v) => format!("{v:?}"),
+            Value::VecBool(v) => format!("{v:?}"),
             Value::VecF32(v) => format!(
                 "{:?}",
                 v.iter()
@@ -175,6 +181,91 @@ pub fn show(read: &Option<Value>) -> String {
         None => "none".to_string(),
         Some(v) => v.to_string(),
     }
+}
+
+/// Floats in YAML/JSON workloads: numbers, except NaNs, which keep their exact bits as
+/// `"nan:0x7fc00001"` (a YAML `.nan` would lose sign and payload).
+pub mod float_bits {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(untagged)]
+    enum Repr<F> {
+        Number(F),
+        Bits(String),
+    }
+
+    fn parse_bits(s: &str) -> Option<u64> {
+        u64::from_str_radix(s.strip_prefix("nan:0x")?, 16).ok()
+    }
+
+    macro_rules! float_mod {
+        ($name:ident, $vec:ident, $f:ty, $bits:ty) => {
+            /// Serde for one float.
+            pub mod $name {
+                use super::*;
+
+                fn to_repr(v: $f) -> Repr<$f> {
+                    if v.is_nan() {
+                        Repr::Bits(format!("nan:{:#x}", v.to_bits()))
+                    } else {
+                        Repr::Number(v)
+                    }
+                }
+
+                fn from_repr<E: serde::de::Error>(r: Repr<$f>) -> Result<$f, E> {
+                    match r {
+                        Repr::Number(v) => Ok(v),
+                        Repr::Bits(s) => parse_bits(&s)
+                            .and_then(|b| <$bits>::try_from(b).ok())
+                            .map(<$f>::from_bits)
+                            .ok_or_else(|| E::custom(format!("bad float {s:?}"))),
+                    }
+                }
+
+                /// Serializes.
+                pub fn serialize<S: Serializer>(v: &$f, s: S) -> Result<S::Ok, S::Error> {
+                    to_repr(*v).serialize(s)
+                }
+
+                /// Deserializes.
+                pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<$f, D::Error> {
+                    from_repr(Repr::<$f>::deserialize(d)?)
+                }
+
+                pub(super) fn many<S: Serializer>(v: &[$f], s: S) -> Result<S::Ok, S::Error> {
+                    s.collect_seq(v.iter().map(|x| to_repr(*x)))
+                }
+
+                pub(super) fn many_de<'de, D: Deserializer<'de>>(
+                    d: D,
+                ) -> Result<Vec<$f>, D::Error> {
+                    Vec::<Repr<$f>>::deserialize(d)?
+                        .into_iter()
+                        .map(from_repr)
+                        .collect()
+                }
+            }
+
+            /// Serde for a vector of floats.
+            pub mod $vec {
+                use super::*;
+
+                /// Serializes.
+                pub fn serialize<S: Serializer>(v: &[$f], s: S) -> Result<S::Ok, S::Error> {
+                    super::$name::many(v, s)
+                }
+
+                /// Deserializes.
+                pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<$f>, D::Error> {
+                    super::$name::many_de(d)
+                }
+            }
+        };
+    }
+
+    float_mod!(f32s, vec_f32, f32, u32);
+    float_mod!(f64s, vec_f64, f64, u64);
 }
 
 /// Lowercase hex encoding for byte strings (serde `with` module and helpers).

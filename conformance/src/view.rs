@@ -17,6 +17,15 @@ pub trait ReaderView {
     fn count(&self) -> usize;
     /// The expire time of a present key (`Some(0)` or `None` when it never expires).
     fn expire_at(&self, key: &[u8]) -> Option<u32>;
+    /// Every way the reader offers to read the value (named), for readers with several
+    /// getter paths; they must all agree. Default: [`ReaderView::read`] alone.
+    fn read_paths(&self, key: &[u8], ty: ValueType) -> Vec<(&'static str, Option<Value>)> {
+        vec![("read", self.read(key, ty))]
+    }
+    /// Reload counters of a reader kept open (`None` for readers without them).
+    fn stats(&self) -> Option<mmkv_reader::ReloadStats> {
+        None
+    }
 }
 
 /// Opens readers on store files; `Sync` so one factory serves every test thread.

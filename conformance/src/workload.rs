@@ -28,14 +28,84 @@ pub const FAR_EXPIRE: u32 = 600_000_000;
 /// About 63 years (also used by the corpus); `now + this` still fits in a u32 until ~2074.
 pub const VERY_FAR_EXPIRE: u32 = 2_000_000_000;
 
+/// A key: any bytes. Serialized as a YAML string when it is UTF-8, else as `{hex: ...}`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Key(pub Vec<u8>);
+
+impl Key {
+    /// The key's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl From<&str> for Key {
+    fn from(s: &str) -> Key {
+        Key(s.as_bytes().to_vec())
+    }
+}
+
+impl From<String> for Key {
+    fn from(s: String) -> Key {
+        Key(s.into_bytes())
+    }
+}
+
+impl From<Vec<u8>> for Key {
+    fn from(b: Vec<u8>) -> Key {
+        Key(b)
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum KeyRepr {
+    Text(String),
+    Hex { hex: String },
+}
+
+impl Serialize for Key {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match std::str::from_utf8(&self.0) {
+            Ok(text) => KeyRepr::Text(text.to_string()),
+            Err(_) => KeyRepr::Hex {
+                hex: crate::value::hex_bytes::encode(&self.0),
+            },
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Key, D::Error> {
+        match KeyRepr::deserialize(deserializer)? {
+            KeyRepr::Text(t) => Ok(Key(t.into_bytes())),
+            KeyRepr::Hex { hex } => crate::value::hex_bytes::decode(&hex)
+                .map(Key)
+                .ok_or_else(|| serde::de::Error::custom("invalid hex key")),
+        }
+    }
+}
+
+/// The crypt configuration a `reKey` switches to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Crypt {
+    /// The new key (`None`: decrypt the store, `reKey("")`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<Key>,
+    /// The key is an AES-256 key (v2.3.0+).
+    #[serde(default)]
+    pub aes256: bool,
+}
+
 /// One operation on an official store.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Op {
     /// `set(value, key)` or, with `expire`, `set(value, key, expireDuration)`.
     Set {
-        /// The key (UTF-8; may be long or non-ASCII).
-        key: String,
+        /// The key (any bytes; may be empty, long, non-UTF-8).
+        key: Key,
         /// The typed value.
         value: Value,
         /// An explicit expire duration in seconds (0 = never); `None` uses the store default.
@@ -45,24 +115,41 @@ pub enum Op {
     /// `removeValueForKey(key)`.
     Remove {
         /// The key.
-        key: String,
+        key: Key,
+    },
+    /// `removeValuesForKeys(keys)`.
+    RemoveKeys {
+        /// The keys.
+        keys: Vec<Key>,
     },
     /// `clearAll()`.
     ClearAll,
+    /// `clearAll(true)` (keep the file's size; v1.3.2+, skipped before).
+    ClearAllKeepSpace,
     /// `trim()`.
     Trim,
-    /// `close()` and open again with the same configuration.
+    /// `close()` and open again with the current configuration.
     Reopen,
     /// Sleep until every short expiration set so far has passed (then later ops see them expired).
     WaitExpiry,
+    /// `enableAutoKeyExpire(default_expire)` on the (possibly populated) store (v1.3.0+).
+    EnableExpire {
+        /// The default duration (0 = keys without a duration never expire).
+        default_expire: u32,
+    },
+    /// `disableAutoKeyExpire()` (v1.3.0+).
+    DisableExpire,
+    /// `reKey(key[, aes256])`: encrypt, decrypt or change the key.
+    Rekey(Crypt),
 }
 
 impl Op {
-    /// The key this operation touches, if any.
-    pub fn key(&self) -> Option<&str> {
+    /// The keys this operation touches.
+    pub fn keys(&self) -> Vec<&Key> {
         match self {
-            Op::Set { key, .. } | Op::Remove { key } => Some(key),
-            _ => None,
+            Op::Set { key, .. } | Op::Remove { key } => vec![key],
+            Op::RemoveKeys { keys } => keys.iter().collect(),
+            _ => Vec::new(),
         }
     }
 }
@@ -73,23 +160,30 @@ pub struct Workload {
     /// Default expire duration passed to `enableAutoKeyExpire` for expiring kinds (0 = never).
     #[serde(default)]
     pub default_expire: u32,
+    /// Compare the long-lived reader with the official getters after every this many
+    /// operations (`None`: [`DEFAULT_CHECK_EVERY`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_every: Option<usize>,
     /// The operations, in order.
     pub ops: Vec<Op>,
 }
 
+/// Operations per comparison batch when a workload does not say.
+pub const DEFAULT_CHECK_EVERY: usize = 4;
+
 impl Workload {
-    /// Every key the workload touches, in first-touch order, without duplicates.
-    pub fn touched_keys(&self) -> Vec<String> {
-        let mut seen = std::collections::BTreeSet::new();
-        let mut out = Vec::new();
-        for op in &self.ops {
-            if let Some(k) = op.key() {
-                if seen.insert(k.to_string()) {
-                    out.push(k.to_string());
-                }
-            }
+    /// A workload with the default expire duration and batch size.
+    pub fn new(ops: Vec<Op>) -> Workload {
+        Workload {
+            default_expire: 0,
+            check_every: None,
+            ops,
         }
-        out
+    }
+
+    /// Every key the workload touches, in first-touch order, without duplicates.
+    pub fn touched_keys(&self) -> Vec<Key> {
+        touched_keys(&self.ops)
     }
 
     /// True when some set uses a short (sleep-requiring) expiration.
@@ -98,6 +192,30 @@ impl Workload {
             |op| matches!(op, Op::Set { expire: Some(d), .. } if *d != 0 && *d <= SHORT_EXPIRE),
         ) || (self.default_expire != 0 && self.default_expire <= SHORT_EXPIRE)
     }
+}
+
+/// Every key `ops` touch, in first-touch order, without duplicates.
+pub fn touched_keys<'a>(ops: impl IntoIterator<Item = &'a Op>) -> Vec<Key> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for op in ops {
+        for k in op.keys() {
+            if seen.insert(k.clone()) {
+                out.push(k.clone());
+            }
+        }
+    }
+    out
+}
+
+/// A continuation of a workload by another version (version migration): the store the
+/// previous version left is opened by `tag` and `ops` run on it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Continuation {
+    /// The version that continues.
+    pub tag: String,
+    /// Its operations.
+    pub ops: Vec<Op>,
 }
 
 /// A saved reproduction: which version and configuration ran which workload.
@@ -109,6 +227,9 @@ pub struct Repro {
     pub kind: StoreKind,
     /// The workload.
     pub workload: Workload,
+    /// Versions that continue the store after `tag` (version migration), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub then: Vec<Continuation>,
 }
 
 impl Repro {
@@ -150,19 +271,24 @@ impl Default for GenConfig {
 }
 
 /// The key pool: small, so that overwrites and removes hit; includes non-ASCII and
-/// 100-300-byte keys. Shrinking moves towards the first (shortest) key.
-pub fn key_pool() -> Vec<String> {
+/// 100-300-byte keys, and keys as bytes: empty (the official library refuses it), a NUL
+/// inside, not UTF-8, and a 3,000-byte key. Shrinking moves towards the first (shortest) key.
+pub fn key_pool() -> Vec<Key> {
     vec![
-        "k0".to_string(),
-        "k1".to_string(),
-        "k2".to_string(),
-        "k3".to_string(),
-        "键".to_string(),
-        "🔑-emoji".to_string(),
-        "clé é\u{1}\"".to_string(),
-        format!("long-{}", "x".repeat(115)),
-        format!("长键-{}", "长".repeat(90)),
-        format!("edge-{}", "k".repeat(295)),
+        Key::from("k0"),
+        Key::from("k1"),
+        Key::from("k2"),
+        Key::from("k3"),
+        Key::from("键"),
+        Key::from("🔑-emoji"),
+        Key::from("clé é\u{1}\""),
+        Key::from(format!("long-{}", "x".repeat(115))),
+        Key::from(format!("长键-{}", "长".repeat(90))),
+        Key::from(format!("edge-{}", "k".repeat(295))),
+        Key(Vec::new()),
+        Key(b"nul\0inside".to_vec()),
+        Key(vec![0xff, 0xfe, b'k', 0x80, 0xc3]),
+        Key(vec![b'L'; 3000]),
     ]
 }
 
@@ -185,11 +311,31 @@ fn big_bytes() -> BoxedStrategy<Vec<u8>> {
         .boxed()
 }
 
+/// NaN bit patterns: quiet and signalling, positive and negative, with payload bits.
+pub const F32_NAN_BITS: [u32; 6] = [
+    0x7fc0_0000,
+    0xffc0_0000,
+    0x7fc1_2345,
+    0x7f80_0001,
+    0x7fa5_5a5a,
+    0xff80_0f0f,
+];
+/// NaN bit patterns for doubles (as [`F32_NAN_BITS`]).
+pub const F64_NAN_BITS: [u64; 6] = [
+    0x7ff8_0000_0000_0000,
+    0xfff8_0000_0000_0000,
+    0x7ff8_dead_beef_0001,
+    0x7ff0_0000_0000_0001,
+    0x7ff5_5555_aaaa_5555,
+    0xfff0_0f0f_0f0f_0f0f,
+];
+
 fn f32_any() -> impl Strategy<Value = f32> {
     use prop::num::f32;
     prop_oneof![
         4 => f32::POSITIVE | f32::NEGATIVE | f32::NORMAL | f32::SUBNORMAL | f32::ZERO | f32::INFINITE,
         1 => prop::sample::select(vec![0.0f32, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::MIN_POSITIVE, f32::MAX, 1.0e-45]),
+        1 => prop::sample::select(F32_NAN_BITS.to_vec()).prop_map(f32::from_bits),
     ]
 }
 
@@ -198,6 +344,7 @@ fn f64_any() -> impl Strategy<Value = f64> {
     prop_oneof![
         4 => f64::POSITIVE | f64::NEGATIVE | f64::NORMAL | f64::SUBNORMAL | f64::ZERO | f64::INFINITE,
         1 => prop::sample::select(vec![0.0f64, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::MIN_POSITIVE, f64::MAX, 5.0e-324]),
+        1 => prop::sample::select(F64_NAN_BITS.to_vec()).prop_map(f64::from_bits),
     ]
 }
 
@@ -300,6 +447,12 @@ pub fn value_strategy(features: Features, cfg: GenConfig) -> BoxedStrategy<Value
                     .prop_map(Value::VecF64)
                     .boxed(),
             ),
+            (
+                3,
+                prop::collection::vec(any::<bool>(), 0..V)
+                    .prop_map(Value::VecBool)
+                    .boxed(),
+            ),
         ]);
         if big > 0 {
             choices.push((
@@ -334,6 +487,40 @@ pub fn expire_strategy(cfg: GenConfig) -> BoxedStrategy<Option<u32>> {
     prop::strategy::Union::new_weighted(choices).boxed()
 }
 
+/// The keys `reKey` switches between (besides the kind's own key, and no key).
+pub mod rekeys {
+    /// A 16-byte AES-128 key.
+    pub const AES128: &[u8] = b"rekeyed-aes-128!";
+    /// A 32-byte AES-256 key.
+    pub const AES256: &[u8] = b"rekeyed-aes-256-key-of-32-bytes!";
+}
+
+fn crypt_strategy(kind: StoreKind, features: Features) -> BoxedStrategy<Crypt> {
+    let mut choices = vec![
+        Crypt {
+            key: None,
+            aes256: false,
+        },
+        Crypt {
+            key: Some(Key(rekeys::AES128.to_vec())),
+            aes256: false,
+        },
+    ];
+    if let Some(own) = kind.crypt_key() {
+        choices.push(Crypt {
+            key: Some(Key(own.to_vec())),
+            aes256: kind.aes256(),
+        });
+    }
+    if features.aes256 {
+        choices.push(Crypt {
+            key: Some(Key(rekeys::AES256.to_vec())),
+            aes256: true,
+        });
+    }
+    prop::sample::select(choices).boxed()
+}
+
 /// One operation for a store of `kind` on a version with `features`.
 pub fn op_strategy(kind: StoreKind, features: Features, cfg: GenConfig) -> BoxedStrategy<Op> {
     let key = prop::sample::select(key_pool());
@@ -346,11 +533,31 @@ pub fn op_strategy(kind: StoreKind, features: Features, cfg: GenConfig) -> Boxed
         .prop_map(|(key, value, expire)| Op::Set { key, value, expire });
     let mut choices: Vec<(u32, BoxedStrategy<Op>)> = vec![
         (70, set.boxed()),
-        (10, key.prop_map(|key| Op::Remove { key }).boxed()),
+        (8, key.clone().prop_map(|key| Op::Remove { key }).boxed()),
+        (
+            3,
+            prop::collection::vec(key, 0..4)
+                .prop_map(|keys| Op::RemoveKeys { keys })
+                .boxed(),
+        ),
         (2, Just(Op::ClearAll).boxed()),
+        (1, Just(Op::ClearAllKeepSpace).boxed()),
         (3, Just(Op::Trim).boxed()),
         (5, Just(Op::Reopen).boxed()),
+        (
+            2,
+            crypt_strategy(kind, features).prop_map(Op::Rekey).boxed(),
+        ),
     ];
+    if features.key_expire {
+        choices.push((
+            2,
+            prop::sample::select(vec![0u32, FAR_EXPIRE, YEAR_EXPIRE])
+                .prop_map(|default_expire| Op::EnableExpire { default_expire })
+                .boxed(),
+        ));
+        choices.push((2, Just(Op::DisableExpire).boxed()));
+    }
     if kind.key_expire() && cfg.short_expire_weight > 0 {
         choices.push((1, Just(Op::WaitExpiry).boxed()));
     }
@@ -377,9 +584,74 @@ pub fn workload_strategy(
     )
         .prop_map(|(default_expire, ops)| Workload {
             default_expire,
+            check_every: None,
             ops,
         })
         .boxed()
+}
+
+/// The "many keys" profile: `n` distinct keys (at least 10,000 in the report) set with
+/// values of every type, a fifth of them overwritten with another type, a tenth removed,
+/// then a reopen, a trim, more overwrites and a final reopen. Deterministic in `seed`.
+pub fn many_keys_workload(kind: StoreKind, features: Features, n: usize, seed: u64) -> Workload {
+    use proptest::strategy::ValueTree;
+    let mut runner = proptest::test_runner::TestRunner::new_with_rng(
+        proptest::test_runner::Config::default(),
+        proptest::test_runner::TestRng::from_seed(proptest::test_runner::RngAlgorithm::ChaCha, &{
+            let mut b = [0u8; 32];
+            b[..8].copy_from_slice(&seed.to_le_bytes());
+            b
+        }),
+    );
+    let cfg = GenConfig {
+        big_value_weight: 1,
+        ..GenConfig::default()
+    };
+    let values = value_strategy(features, cfg);
+    let mut value = || {
+        values
+            .new_tree(&mut runner)
+            .map(|t| t.current())
+            .unwrap_or(Value::I32(0))
+    };
+    let key = |i: usize| Key::from(format!("many-{i:05}"));
+    let expire = |i: usize| {
+        kind.key_expire()
+            .then_some(if i % 3 == 0 { 0 } else { FAR_EXPIRE })
+    };
+    let mut ops = Vec::with_capacity(n * 2);
+    for i in 0..n {
+        ops.push(Op::Set {
+            key: key(i),
+            value: value(),
+            expire: expire(i),
+        });
+    }
+    for i in (0..n).step_by(5) {
+        ops.push(Op::Set {
+            key: key(i),
+            value: value(),
+            expire: expire(i + 1),
+        });
+    }
+    for i in (3..n).step_by(10) {
+        ops.push(Op::Remove { key: key(i) });
+    }
+    ops.push(Op::Reopen);
+    ops.push(Op::Trim);
+    for i in (1..n).step_by(7) {
+        ops.push(Op::Set {
+            key: key(i),
+            value: value(),
+            expire: None,
+        });
+    }
+    ops.push(Op::Reopen);
+    Workload {
+        default_expire: 0,
+        check_every: Some(n.max(1)),
+        ops,
+    }
 }
 
 #[cfg(test)]
@@ -410,6 +682,7 @@ mod tests {
                 tag: "v2.4.2".into(),
                 kind: StoreKind::Expire,
                 workload,
+                then: Vec::new(),
             };
             let text = repro.to_yaml();
             let back = Repro::from_yaml(&text).unwrap();
@@ -437,8 +710,11 @@ mod tests {
     #[test]
     fn key_pool_has_long_and_non_ascii_keys() {
         let pool = key_pool();
-        assert!(pool.iter().any(|k| (100..=300).contains(&k.len())));
-        assert!(pool.iter().any(|k| !k.is_ascii()));
-        assert!(pool.iter().all(|k| k.len() <= 300));
+        assert!(pool.iter().any(|k| (100..=300).contains(&k.0.len())));
+        assert!(pool.iter().any(|k| !k.0.is_ascii()));
+        assert!(pool.iter().any(|k| k.0.is_empty()));
+        assert!(pool.iter().any(|k| k.0.contains(&0)));
+        assert!(pool.iter().any(|k| std::str::from_utf8(&k.0).is_err()));
+        assert!(pool.iter().any(|k| k.0.len() >= 3000));
     }
 }

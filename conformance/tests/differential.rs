@@ -10,6 +10,7 @@
 //! One test per store kind, so the kinds run in parallel test threads.
 
 use conformance::prop::{check_property, PropConfig, PropOutcome};
+use conformance::run::RunStats;
 use conformance::sys::{built_versions, SysLib};
 use conformance::{RealReader, StoreKind};
 
@@ -24,15 +25,17 @@ fn differential(kind: StoreKind) {
         source_file: Some(file!()),
         ..PropConfig::default()
     };
-    let mut ran = 0;
+    let mut ran = Vec::new();
     let mut failures = Vec::new();
     let mut divergences = Vec::new();
+    let mut total = RunStats::default();
+    let mut workloads = 0u64;
     for tag in versions {
         let lib = SysLib::load(tag).unwrap_or_else(|e| panic!("loading {tag}: {e}"));
         if !kind.supported_by(&conformance::official::OfficialLib::features(&lib)) {
             continue;
         }
-        ran += 1;
+        ran.push(*tag);
         match check_property(&lib, kind, &reader, &cfg) {
             PropOutcome::Fail {
                 minimal,
@@ -44,10 +47,13 @@ fn differential(kind: StoreKind) {
                 minimal.ops.len()
             )),
             PropOutcome::Pass {
+                cases,
+                stats,
                 divergent_cases,
                 divergence_example,
-                ..
             } => {
+                workloads += u64::from(cases);
+                total.merge(&stats);
                 if divergent_cases > 0 {
                     divergences.push(format!(
                         "{tag} {kind}: {divergent_cases} case(s); first: {}",
@@ -57,19 +63,40 @@ fn differential(kind: StoreKind) {
             }
         }
     }
+    assert!(
+        !ran.is_empty(),
+        "{kind}: no built version supports this store kind (built: {versions:?}); a differential \
+         test that ran on no version has not passed. Build one (e.g. MMKV_VERSIONS with a v2.3.0+ \
+         tag for the AES-256 kinds)."
+    );
     eprintln!(
-        "{kind}: {ran} version(s) x {} case(s){}",
-        cfg.cases,
-        if ran == 0 {
-            " (no built version has this kind)"
-        } else {
-            ""
-        }
+        "{kind}: {} version(s) {ran:?}; {workloads} workload(s), {} op(s), {} check(s), {} key(s) \
+         compared ({} reads), {} expire time(s) checked; long-lived reader: {} partial / {} full \
+         reload(s), {} failed, replaced {} time(s) by reKey",
+        ran.len(),
+        total.ops,
+        total.checks,
+        total.keys_compared,
+        total.reads_compared,
+        total.expire_checked,
+        total.long_lived.partial,
+        total.long_lived.full,
+        total.long_lived.failed,
+        total.long_lived_replaced,
     );
     for d in &divergences {
-        eprintln!("note: official in-memory state disagreed with its own files (reader agreed with the files): {d}");
+        eprintln!("note: accepted upstream difference: {d}");
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(workloads > 0, "{kind}: no workload ran");
+    // The long-lived reader must have gone through both reload paths in this kind.
+    assert!(
+        total.long_lived.partial > 0 && total.long_lived.full > 0,
+        "{kind}: the long-lived reader did not exercise both reload paths: {} partial, {} full \
+         (raise PROPTEST_CASES)",
+        total.long_lived.partial,
+        total.long_lived.full
+    );
 }
 
 #[test]

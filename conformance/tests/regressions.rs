@@ -23,7 +23,7 @@ fn saved_workloads_pass_on_every_built_version() {
         .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
         .collect();
     files.sort();
-    assert!(!files.is_empty());
+    assert!(!files.is_empty(), "no saved workload in {}", dir.display());
     let reader = RealReader::new();
     let mut failures = Vec::new();
     let mut runs = 0;
@@ -46,10 +46,7 @@ fn saved_workloads_pass_on_every_built_version() {
             if file.ends_with("upstream-1351-encrypted-file-loss.yaml") {
                 let v = parse_tag(tag).expect("tag");
                 let affected = ((1, 3, 3)..(1, 3, 9)).contains(&v);
-                let lost = outcome
-                    .divergences
-                    .first()
-                    .is_some_and(|m| m.what.starts_with("official key set across close/reopen"));
+                let lost = outcome.official_lost_files();
                 assert_eq!(lost, affected, "{tag}: {}", outcome.diff_text());
             }
             if file.ends_with("upstream-1351-encrypted-overwrite.yaml") {
@@ -65,5 +62,10 @@ fn saved_workloads_pass_on_every_built_version() {
         }
     }
     eprintln!("{} saved workload(s), {runs} run(s)", files.len());
+    assert!(
+        runs > 0,
+        "no saved workload ran on any built version (built: {:?})",
+        built_versions()
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

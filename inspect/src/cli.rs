@@ -104,7 +104,7 @@ pub struct DumpArgs {
     #[arg(long, requires = "history")]
     pub carve: bool,
     /// Pin a key's type for display: KEY=TYPE (repeatable). Types: bool i32 u32 i64 u64 f32 f64
-    /// string bytes strings vec_i32 vec_u32 vec_i64 vec_u64 vec_f32 vec_f64 raw.
+    /// string bytes strings vec_i32 vec_u32 vec_i64 vec_u64 vec_f32 vec_f64 vec_bool raw.
     #[arg(long = "type", value_name = "KEY=TYPE")]
     pub types: Vec<String>,
     /// Evaluate key expiration at this time (epoch seconds) instead of now.

@@ -43,8 +43,8 @@ pub enum Decoding {
 
 impl Decoding {
     /// Every decoding accepted by `--type`, in documentation order (the getters, then `raw`).
-    pub const ALL: [Decoding; 17] = {
-        let mut all = [Decoding::Raw; 17];
+    pub const ALL: [Decoding; ValueType::ALL.len() + 1] = {
+        let mut all = [Decoding::Raw; ValueType::ALL.len() + 1];
         let mut i = 0;
         while i < ValueType::ALL.len() {
             all[i] = Decoding::Getter(ValueType::ALL[i]);
@@ -243,6 +243,7 @@ pub fn decode_as(ty: Decoding, payload: &[u8]) -> Option<Val> {
         ValueType::VecU64 => list(decode::as_vec_u64(payload)?, Val::U64),
         ValueType::VecF32 => list(decode::as_vec_f32(payload)?, Val::F32),
         ValueType::VecF64 => list(decode::as_vec_f64(payload)?, Val::F64),
+        ValueType::VecBool => list(decode::as_vec_bool(payload)?, Val::Bool),
     })
 }
 

@@ -199,6 +199,12 @@ int32_t ShimLibrary::remove(size_t h, rust::Slice<const uint8_t> key) const {
     check(m_api->remove(ptr(h), key.data(), key.size(), &ret), "removeValueForKey");
     return ret;
 }
+void ShimLibrary::remove_keys(size_t h, rust::Slice<const uint8_t> data, rust::Slice<const size_t> offsets) const {
+    if (offsets.size() == 0) {
+        throw std::runtime_error("bad argument: key offsets");
+    }
+    check(m_api->remove_keys(ptr(h), data.data(), offsets.data(), offsets.size() - 1), "removeValuesForKeys");
+}
 void ShimLibrary::clear_all(size_t h, bool keep_space) const {
     check(m_api->clear_all(ptr(h), keep_space ? 1 : 0), keep_space ? "clearAll(keepSpace)" : "clearAll");
 }

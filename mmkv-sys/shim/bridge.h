@@ -60,6 +60,7 @@ public:
     bool get_vec(size_t h, rust::Slice<const uint8_t> key, int32_t kind, ByteSink &raw) const;
 
     int32_t remove(size_t h, rust::Slice<const uint8_t> key) const;
+    void remove_keys(size_t h, rust::Slice<const uint8_t> data, rust::Slice<const size_t> offsets) const;
     void clear_all(size_t h, bool keep_space) const;
     void trim(size_t h) const;
     void sync(size_t h, bool synchronous) const;

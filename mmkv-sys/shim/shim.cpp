@@ -502,6 +502,18 @@ int getVec(void *h, bytes_t k, size_t kl, int kind, mmkv_shim_sink sink, void *c
 
 // ---- maintenance --------------------------------------------------------------------------
 
+int removeKeys(void *h, bytes_t data, const size_t *offsets, size_t count) {
+    return guarded([&] {
+        std::vector<std::string> keys;
+        keys.reserve(count);
+        for (size_t i = 0; i < count; i++) {
+            keys.push_back(bytes(data + offsets[i], offsets[i + 1] - offsets[i]));
+        }
+        as(h)->removeValuesForKeys(keys);
+        return MMKV_SHIM_OK;
+    });
+}
+
 template <class M>
 int removeImpl(M *m, const std::string &key, int *ret) {
     if constexpr (RemoveReturnsBool<M>) {
@@ -693,6 +705,7 @@ const mmkv_shim_api_t kApi = {
     actualSize,
     valueSize,
     rekey,
+    removeKeys,
 };
 
 } // namespace

@@ -112,6 +112,8 @@ typedef struct mmkv_shim_api {
     int (*actual_size)(void *h, uint64_t *out);
     int (*value_size)(void *h, bytes_t k, size_t kl, int actual, uint64_t *out);
     int (*rekey)(void *h, bytes_t key, size_t key_len, int aes256, int *ret);
+    // removeValuesForKeys: `count` keys, key i is data[offsets[i] .. offsets[i+1]].
+    int (*remove_keys)(void *h, bytes_t data, const size_t *offsets, size_t count);
 } mmkv_shim_api_t;
 
 typedef const mmkv_shim_api_t *(*mmkv_shim_api_fn)(uint32_t abi_version);

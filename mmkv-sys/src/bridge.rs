@@ -151,6 +151,7 @@ pub(crate) mod ffi {
         ) -> Result<bool>;
 
         fn remove(self: &ShimLibrary, h: usize, key: &[u8]) -> Result<i32>;
+        fn remove_keys(self: &ShimLibrary, h: usize, data: &[u8], offsets: &[usize]) -> Result<()>;
         fn clear_all(self: &ShimLibrary, h: usize, keep_space: bool) -> Result<()>;
         fn trim(self: &ShimLibrary, h: usize) -> Result<()>;
         fn sync(self: &ShimLibrary, h: usize, synchronous: bool) -> Result<()>;

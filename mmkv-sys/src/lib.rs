@@ -681,6 +681,20 @@ impl Instance {
         Ok((r >= 0).then_some(r == 1))
     }
 
+    /// `removeValuesForKeys(keys)`.
+    pub fn remove_keys<S: AsRef<[u8]>>(&self, keys: &[S]) -> Result<()> {
+        let mut data = Vec::new();
+        let mut offsets = Vec::with_capacity(keys.len() + 1);
+        offsets.push(0usize);
+        for k in keys {
+            data.extend_from_slice(k.as_ref());
+            offsets.push(data.len());
+        }
+        self.shim()
+            .remove_keys(self.handle, &data, &offsets)
+            .map_err(|e| self.lib.err(e))
+    }
+
     /// `clearAll()`.
     pub fn clear_all(&self) -> Result<()> {
         self.shim()

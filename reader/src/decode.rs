@@ -66,11 +66,13 @@ pub enum ValueType {
     VecF32,
     /// `getVector(std::vector<double>)` (v1.3.6+, [`as_vec_f64`]).
     VecF64,
+    /// `getVector(std::vector<bool>)` (v1.3.6+, [`as_vec_bool`]).
+    VecBool,
 }
 
 impl ValueType {
     /// Every getter type, scalar ones first (manifest documentation order).
-    pub const ALL: [ValueType; 16] = [
+    pub const ALL: [ValueType; 17] = [
         ValueType::Bool,
         ValueType::I32,
         ValueType::U32,
@@ -87,6 +89,7 @@ impl ValueType {
         ValueType::VecU64,
         ValueType::VecF32,
         ValueType::VecF64,
+        ValueType::VecBool,
     ];
 
     /// The corpus manifest name (`"i32"`, `"strings"`, `"vec_f64"` ...).
@@ -108,6 +111,7 @@ impl ValueType {
             ValueType::VecU64 => "vec_u64",
             ValueType::VecF32 => "vec_f32",
             ValueType::VecF64 => "vec_f64",
+            ValueType::VecBool => "vec_bool",
         }
     }
 
@@ -121,6 +125,7 @@ impl ValueType {
                 | ValueType::VecU64
                 | ValueType::VecF32
                 | ValueType::VecF64
+                | ValueType::VecBool
         )
     }
 
@@ -337,7 +342,7 @@ mod tests {
             assert_eq!(t.to_string(), t.name());
             assert_eq!(t.name().parse::<ValueType>(), Ok(t));
         }
-        assert_eq!(seen.len(), 16);
+        assert_eq!(seen.len(), 17);
         assert_eq!("vec_f64".parse::<ValueType>(), Ok(ValueType::VecF64));
         assert_eq!("strings".parse::<ValueType>(), Ok(ValueType::Strings));
         let err = "i8".parse::<ValueType>().unwrap_err();

@@ -1,0 +1,274 @@
+//! One report cell (a version × store kind), run in a child process under a watchdog.
+//!
+//! Workloads call the official library in-process, and an official version can hang (v2.2.0
+//! and v2.2.1 hold an exclusive `flock` while a store is open) or crash. So the report runs
+//! each cell as `conformance cell ...` in a child process: before each workload the child
+//! writes the workload (`workload.yaml` format) to a file and prints a heartbeat line; a
+//! workload that runs longer than the timeout gets the child killed, and the cell fails with
+//! that workload saved as a failure folder (and its replay line). A crash is a failing cell
+//! the same way. The run goes on with the next cell.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::kind::StoreKind;
+use crate::official::OfficialLib;
+use crate::prop::{check_property_with, PropConfig, PropOutcome};
+use crate::run::{failures_root, replay_command, run_workload, save_failure, RunStats};
+use crate::view::ReaderFactory;
+use crate::workload::{many_keys_workload, GenConfig, Repro};
+
+/// The heartbeat line the child prints before each workload.
+pub const HEARTBEAT: &str = "workload";
+/// The prefix of the child's result line.
+pub const RESULT_PREFIX: &str = "result ";
+
+/// Default per-workload timeout in seconds (`CONFORMANCE_WORKLOAD_TIMEOUT` overrides).
+pub const DEFAULT_WORKLOAD_TIMEOUT: u64 = 300;
+
+/// The per-workload timeout: `CONFORMANCE_WORKLOAD_TIMEOUT` seconds, else the default.
+pub fn workload_timeout() -> Duration {
+    Duration::from_secs(
+        std::env::var("CONFORMANCE_WORKLOAD_TIMEOUT")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|n| *n > 0)
+            .unwrap_or(DEFAULT_WORKLOAD_TIMEOUT),
+    )
+}
+
+/// What one cell runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CellSpec {
+    /// The version.
+    pub tag: String,
+    /// The store kind.
+    pub kind: StoreKind,
+    /// Property cases per seed.
+    pub cases: u32,
+    /// Fixed seeds.
+    pub seeds: Vec<u64>,
+    /// Keys of the "many keys" workload run after the property (0 = none).
+    pub many_keys: usize,
+}
+
+/// What one cell produced.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CellResult {
+    /// True when every workload passed (and at least one ran).
+    pub passed: bool,
+    /// Workloads that ran to completion and passed.
+    pub workloads: u64,
+    /// Their counters, summed.
+    pub stats: RunStats,
+    /// Failure details.
+    pub failures: Vec<String>,
+    /// Accepted upstream differences seen.
+    pub notes: Vec<String>,
+}
+
+/// Runs a cell in this process. `running`: where to write each workload before it runs.
+pub fn run_cell(
+    lib: &dyn OfficialLib,
+    spec: &CellSpec,
+    gen: GenConfig,
+    reader: &dyn ReaderFactory,
+    running: Option<&Path>,
+    heartbeat: &(dyn Fn() + Sync),
+) -> CellResult {
+    let mut out = CellResult::default();
+    let kind = spec.kind;
+    for &seed in &spec.seeds {
+        let pc = PropConfig {
+            cases: spec.cases,
+            seed: Some(seed),
+            gen,
+            source_file: None,
+            save_failures: true,
+            running: running.map(Path::to_path_buf),
+            ..PropConfig::default()
+        };
+        match check_property_with(lib, kind, reader, &pc, heartbeat) {
+            PropOutcome::Fail {
+                message,
+                repro_line,
+                ..
+            } => {
+                out.failures.push(format!(
+                    "{} {kind} (seed {seed}): {message}\n  reproduce: {repro_line}",
+                    spec.tag
+                ));
+            }
+            PropOutcome::Pass {
+                cases,
+                stats,
+                divergent_cases,
+                divergence_example,
+            } => {
+                out.workloads += u64::from(cases);
+                out.stats.merge(&stats);
+                if divergent_cases > 0 {
+                    out.notes.push(format!(
+                        "{} {kind} (seed {seed}): in {divergent_cases} of {cases} cases an accepted \
+                         upstream difference was seen; first: {}",
+                        spec.tag,
+                        divergence_example.unwrap_or_default()
+                    ));
+                }
+            }
+        }
+    }
+    if spec.many_keys > 0 {
+        let workload = many_keys_workload(kind, lib.features(), spec.many_keys, 1);
+        let repro = Repro {
+            tag: spec.tag.clone(),
+            kind,
+            workload,
+            then: Vec::new(),
+        };
+        if let Some(p) = running {
+            let _ = std::fs::write(p, repro.to_yaml());
+        }
+        heartbeat();
+        match run_workload(lib, kind, &repro.workload, reader) {
+            Ok(outcome) if outcome.passed() => {
+                out.workloads += 1;
+                out.stats.merge(&outcome.stats);
+            }
+            Ok(outcome) => {
+                let saved = match save_failure(&failures_root(), &repro, &outcome) {
+                    Ok(dir) => replay_command(&dir),
+                    Err(e) => format!("(could not save: {e})"),
+                };
+                out.failures.push(format!(
+                    "{} {kind} many-keys ({} keys): {}\n  reproduce: {saved}",
+                    spec.tag,
+                    spec.many_keys,
+                    outcome.summary(6)
+                ));
+            }
+            Err(e) => out
+                .failures
+                .push(format!("{} {kind} many-keys: harness error: {e}", spec.tag)),
+        }
+    }
+    if out.workloads == 0 && out.failures.is_empty() {
+        out.failures.push(format!(
+            "{} {kind}: no workload ran (a cell that ran nothing has not passed)",
+            spec.tag
+        ));
+    }
+    out.passed = out.failures.is_empty();
+    out
+}
+
+/// Runs a cell as `exe cell --spec JSON` in a child process with a per-workload `timeout`.
+pub fn run_cell_child(exe: &Path, spec: &CellSpec, timeout: Duration) -> CellResult {
+    match run_child(exe, spec, timeout) {
+        Ok(r) => r,
+        Err(e) => CellResult {
+            passed: false,
+            failures: vec![format!("{} {}: {e}", spec.tag, spec.kind)],
+            ..CellResult::default()
+        },
+    }
+}
+
+fn run_child(exe: &Path, spec: &CellSpec, timeout: Duration) -> Result<CellResult> {
+    let running_dir = tempfile::Builder::new()
+        .prefix("conformance-cell-")
+        .tempdir()
+        .map_err(|e| Error::io(std::env::temp_dir(), e))?;
+    let running = running_dir.path().join("workload.yaml");
+    let spec_json = serde_json::to_string(spec).map_err(|e| Error::Other(e.to_string()))?;
+    let mut child = Command::new(exe)
+        .args(["cell", "--spec", &spec_json, "--running"])
+        .arg(&running)
+        .stdout(Stdio::piped())
+        .stdin(Stdio::null())
+        .spawn()
+        .map_err(|e| Error::Other(format!("cannot start {}: {e}", exe.display())))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| Error::Other("child has no stdout".to_string()))?;
+    let (tx, rx) = mpsc::channel::<String>();
+    let pump = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut result = None;
+    let mut workloads_started = 0u64;
+    let timed_out = loop {
+        match rx.recv_timeout(timeout) {
+            Ok(line) if line == HEARTBEAT => workloads_started += 1,
+            Ok(line) => {
+                if let Some(json) = line.strip_prefix(RESULT_PREFIX) {
+                    result = serde_json::from_str::<CellResult>(json).ok();
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break false,
+            Err(mpsc::RecvTimeoutError::Timeout) => break true,
+        }
+    };
+    if timed_out {
+        let _ = child.kill();
+    }
+    let status = child.wait().map_err(|e| Error::Other(e.to_string()))?;
+    let _ = pump.join();
+    if let (false, Some(r)) = (timed_out, result.clone()) {
+        if status.success() || !r.passed {
+            return Ok(r);
+        }
+    }
+    let what = if timed_out {
+        format!(
+            "workload {workloads_started} exceeded the {} s watchdog (child killed)",
+            timeout.as_secs()
+        )
+    } else {
+        format!("the cell's child process died ({status}) in workload {workloads_started}")
+    };
+    let repro = save_running(&running, spec)
+        .map(|d| replay_command(&d))
+        .unwrap_or_else(|e| format!("(no saved workload: {e})"));
+    Ok(CellResult {
+        passed: false,
+        workloads: workloads_started.saturating_sub(1),
+        stats: RunStats::default(),
+        failures: vec![format!(
+            "{} {}: {what}\n  reproduce: {repro}",
+            spec.tag, spec.kind
+        )],
+        notes: Vec::new(),
+    })
+}
+
+/// Copies the workload a killed child was running into a failure folder.
+fn save_running(running: &Path, spec: &CellSpec) -> Result<PathBuf> {
+    let text = std::fs::read_to_string(running).map_err(|e| Error::io(running, e))?;
+    let root = failures_root();
+    std::fs::create_dir_all(&root).map_err(|e| Error::io(&root, e))?;
+    let mut n = 0;
+    loop {
+        let dir = root.join(format!("{}-{}-killed-{n}", spec.tag, spec.kind.id()));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => {
+                let p = dir.join("workload.yaml");
+                std::fs::write(&p, text).map_err(|e| Error::io(&p, e))?;
+                return Ok(dir);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
+            Err(e) => return Err(Error::io(&dir, e)),
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! The one table of accepted differences between the reader and the official library.
+//!
+//! Every difference the harness tolerates is a row here, scoped to the versions and store
+//! configurations of one listed upstream bug or API limitation. The same difference anywhere
+//! else is a failure. The README's "Accepted differences" table is generated from
+//! [`TABLE`] ([`markdown_table`]) and a test keeps the two identical.
+
+use std::fmt::Write as _;
+
+use crate::kind::parse_tag;
+
+/// A class of difference the comparison can see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Difference {
+    /// The official instance's in-memory state disagreed with what the official library reads
+    /// back from its own files (after close and reopen), and the reader agreed with the files.
+    OfficialMemoryVsFiles,
+    /// The official key set changed across close/reopen: the library cannot read back its own
+    /// files, so there is no trustworthy reference for the reader.
+    OfficialLostOwnFiles,
+    /// The reopened official instance does not return the value last written for a key (its
+    /// getter of the written type returns something else or nothing), and the reader returns
+    /// exactly that value: the library cannot read back its own write.
+    OfficialMisreadsOwnWrite,
+    /// A scalar getter returns its default value where the reader reports no value.
+    DefaultForAbsentScalar,
+    /// `getBytes` returns an empty buffer where the reader reports no value.
+    EmptyForAbsentBytes,
+}
+
+impl Difference {
+    /// A short description.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Difference::OfficialMemoryVsFiles => {
+                "official in-memory value differs from what it reads back from its files; reader agrees with the files"
+            }
+            Difference::OfficialLostOwnFiles => {
+                "official key set changes across close/reopen (it cannot read back its own files)"
+            }
+            Difference::OfficialMisreadsOwnWrite => {
+                "reopened official does not return the value last written for a key; the reader returns exactly that value"
+            }
+            Difference::DefaultForAbsentScalar => {
+                "scalar getter returns the default (0/false) where the reader reports no value"
+            }
+            Difference::EmptyForAbsentBytes => {
+                "getBytes returns empty where the reader reports no value"
+            }
+        }
+    }
+}
+
+/// The store configuration a difference was seen in (the configuration at that moment: a
+/// `reKey` can change it within a workload).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scope {
+    /// The official version (`vX.Y.Z`) whose result differs.
+    pub version: (u32, u32, u32),
+    /// The store was encrypted.
+    pub encrypted: bool,
+    /// The store was opened `MMKV_MULTI_PROCESS`.
+    pub multi_process: bool,
+}
+
+impl Scope {
+    /// A scope from a tag (`None` when the tag does not parse).
+    pub fn new(tag: &str, encrypted: bool, multi_process: bool) -> Option<Scope> {
+        Some(Scope {
+            version: parse_tag(tag)?,
+            encrypted,
+            multi_process,
+        })
+    }
+}
+
+/// Which store configurations a row covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Configs {
+    /// Every configuration.
+    All,
+    /// Encrypted stores opened single-process.
+    EncryptedSingleProcess,
+}
+
+impl Configs {
+    fn covers(self, s: &Scope) -> bool {
+        match self {
+            Configs::All => true,
+            Configs::EncryptedSingleProcess => s.encrypted && !s.multi_process,
+        }
+    }
+
+    fn text(self) -> &'static str {
+        match self {
+            Configs::All => "all",
+            Configs::EncryptedSingleProcess => "encrypted, single-process",
+        }
+    }
+}
+
+/// One accepted difference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exception {
+    /// What differs.
+    pub difference: Difference,
+    /// The upstream bug or API fact that explains it.
+    pub reference: &'static str,
+    /// First affected version (inclusive).
+    pub first: (u32, u32, u32),
+    /// Last affected version (inclusive).
+    pub last: (u32, u32, u32),
+    /// Affected configurations.
+    pub configs: Configs,
+    /// Why the reader's answer is the right one.
+    pub why: &'static str,
+}
+
+impl Exception {
+    /// True when this row covers `difference` in `scope`.
+    pub fn covers(&self, difference: Difference, scope: &Scope) -> bool {
+        self.difference == difference
+            && (self.first..=self.last).contains(&scope.version)
+            && self.configs.covers(scope)
+    }
+}
+
+/// Every accepted difference. Nothing else is tolerated.
+pub const TABLE: &[Exception] = &[
+    Exception {
+        difference: Difference::OfficialMemoryVsFiles,
+        reference: "Tencent/MMKV#1351",
+        first: (1, 3, 3),
+        last: (1, 3, 7),
+        configs: Configs::EncryptedSingleProcess,
+        why: "encrypted appends after a key is overwritten with a larger value can leave the in-memory dictionary out of step with the file until the next load",
+    },
+    Exception {
+        difference: Difference::OfficialLostOwnFiles,
+        reference: "Tencent/MMKV#1351",
+        first: (1, 3, 3),
+        last: (1, 3, 7),
+        configs: Configs::EncryptedSingleProcess,
+        why: "the same bug can write an encrypted file whose CRC the next load rejects, so the reopened instance discards it",
+    },
+    Exception {
+        difference: Difference::OfficialMisreadsOwnWrite,
+        reference: "Tencent/MMKV#1351",
+        first: (1, 3, 3),
+        last: (1, 3, 7),
+        configs: Configs::EncryptedSingleProcess,
+        why: "large encrypted values are decrypted on demand from a saved cipher state, which the same bug records wrongly: the library returns garbage or nothing for its own write",
+    },
+    Exception {
+        difference: Difference::DefaultForAbsentScalar,
+        reference: "API: no hasValue flag before v1.2.13",
+        first: (1, 1, 0),
+        last: (1, 2, 12),
+        configs: Configs::All,
+        why: "the getters return the caller's default when a present value does not decode; presence is containsKey",
+    },
+    Exception {
+        difference: Difference::EmptyForAbsentBytes,
+        reference: "API: no bool getBytes(key, MMBuffer&) before v1.2.13",
+        first: (1, 1, 0),
+        last: (1, 2, 12),
+        configs: Configs::All,
+        why: "getBytes(key) returns an empty buffer both for \"no value\" and for a value that does not decode",
+    },
+];
+
+/// The row that accepts `difference` in `scope`, if any.
+pub fn accepted(difference: Difference, scope: &Scope) -> Option<&'static Exception> {
+    TABLE.iter().find(|e| e.covers(difference, scope))
+}
+
+fn version_text(v: (u32, u32, u32)) -> String {
+    format!("v{}.{}.{}", v.0, v.1, v.2)
+}
+
+/// The table as Markdown (pasted into the README between the `exceptions-table` markers).
+pub fn markdown_table() -> String {
+    let mut out = String::from(
+        "| difference | reference | versions | configurations | why the reader is right |\n|---|---|---|---|---|\n",
+    );
+    for e in TABLE {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {}–{} | {} | {} |",
+            e.difference.describe(),
+            e.reference,
+            version_text(e.first),
+            version_text(e.last),
+            e.configs.text(),
+            e.why
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scope(tag: &str, encrypted: bool, multi: bool) -> Scope {
+        Scope::new(tag, encrypted, multi).unwrap()
+    }
+
+    #[test]
+    fn mmkv_1351_only_in_its_versions_and_configurations() {
+        let d = Difference::OfficialMemoryVsFiles;
+        assert!(accepted(d, &scope("v1.3.3", true, false)).is_some());
+        assert!(accepted(d, &scope("v1.3.7", true, false)).is_some());
+        assert!(accepted(d, &scope("v1.3.9", true, false)).is_none());
+        assert!(accepted(d, &scope("v1.3.2", true, false)).is_none());
+        assert!(accepted(d, &scope("v1.3.5", false, false)).is_none());
+        assert!(accepted(d, &scope("v1.3.5", true, true)).is_none());
+        assert!(accepted(
+            Difference::OfficialLostOwnFiles,
+            &scope("v2.0.0", true, false)
+        )
+        .is_none());
+    }
+
+    #[test]
+    fn defaults_only_before_has_value() {
+        let d = Difference::DefaultForAbsentScalar;
+        assert!(accepted(d, &scope("v1.2.12", false, true)).is_some());
+        assert!(accepted(d, &scope("v1.2.13", false, false)).is_none());
+    }
+
+    #[test]
+    fn readme_holds_the_table() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+            .expect("README.md");
+        let begin = "<!-- exceptions-table:begin -->\n";
+        let end = "<!-- exceptions-table:end -->";
+        let start = readme
+            .find(begin)
+            .expect("README exceptions-table:begin marker")
+            + begin.len();
+        let stop = readme[start..].find(end).expect("end marker") + start;
+        assert_eq!(
+            &readme[start..stop],
+            markdown_table(),
+            "README's accepted-differences table differs from conformance::exceptions::TABLE"
+        );
+    }
+}
