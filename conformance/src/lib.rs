@@ -11,6 +11,7 @@
 
 pub mod compare;
 pub mod error;
+pub mod fault;
 pub mod golden;
 pub mod kind;
 pub mod live;
