@@ -367,12 +367,16 @@ pub fn snapshot_entries(s: &Snapshot) -> Entries {
 }
 
 /// What a successfully loaded snapshot must hold given the data file it was loaded from:
-/// the region `data[4 .. 4 + region_len]`, decrypted with the store's key and IV.
+/// the region `data[4 .. 4 + region_len]` of the file as the official library maps it
+/// (rounded up to whole pages, zero-filled), decrypted with the store's key and IV.
 pub fn expected_from_file(s: &Snapshot, data: &[u8], mode: Mode) -> Entries {
     let len = s.region_len();
-    let region = data
+    let mut mapped = data.to_vec();
+    let mapped_len = mmkv_reader::locate::Rules::official().mapped_size(data.len() as u64);
+    mapped.resize(mapped_len as usize, 0);
+    let region = mapped
         .get(4..4 + len)
-        .expect("snapshot region lies inside the data file");
+        .expect("snapshot region lies inside the mapped data file");
     let mut region = region.to_vec();
     if let Some((k, aes256)) = mode.key() {
         let iv = store_iv(s.meta(), k, aes256);

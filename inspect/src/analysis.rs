@@ -22,20 +22,48 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use mmkv_reader::locate::{greedy_len, Rules, Source};
 use mmkv_reader::meta::MetaInfo;
-use mmkv_reader::raw::{read_raw, RawStore};
+use mmkv_reader::raw::{read_store, RawOptions, RawStore};
 use mmkv_reader::records::{holder_len, records, records_at, split_expire, Record};
+use mmkv_reader::CryptKey;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
 
-/// How to decrypt a store.
+/// How to read a store: decryption and the official loader's recovery strategy.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CryptOpts {
     /// The crypt key bytes (`--crypt-key` / `--crypt-key-hex`), `None` for plaintext.
     pub key: Option<Vec<u8>>,
     /// AES-256 (`--aes256`).
     pub aes256: bool,
+    /// Read what the official `OnErrorRecover` strategy reads (`--recover`) instead of the
+    /// official default (`OnErrorDiscard`).
+    pub recover: bool,
+}
+
+impl CryptOpts {
+    /// The reader options these stand for.
+    pub fn raw_options(&self) -> RawOptions {
+        RawOptions {
+            key: self
+                .key
+                .as_ref()
+                .and_then(|k| CryptKey::new(k, self.aes256)),
+            rules: self.rules(),
+            ..RawOptions::default()
+        }
+    }
+
+    /// The loader's rules (official default, or `OnErrorRecover` with `--recover`).
+    pub fn rules(&self) -> Rules {
+        if self.recover {
+            Rules::recover()
+        } else {
+            Rules::official()
+        }
+    }
 }
 
 /// The status of a record in `--history`.
@@ -188,8 +216,42 @@ fn assign_statuses(recs: &mut [RecordInfo], now: u32) {
     }
 }
 
-fn read(path: &Path, crypt: &CryptOpts) -> Result<RawStore> {
-    read_raw(path, crypt.key.as_deref(), crypt.aes256).map_err(|e| Error::reader(path, e))
+/// When the official loader (default strategy) discards the store's content: why, in one line.
+pub fn discard_message(raw: &RawStore) -> Option<String> {
+    if raw.location.source != Source::Discarded {
+        return None;
+    }
+    let problem = raw
+        .location
+        .problem
+        .map(|p| p.to_string())
+        .unwrap_or_default();
+    let meta = match raw.meta_len {
+        None => "; no meta file".to_string(),
+        Some(n) if raw.meta_short() => format!("; meta file short ({n} bytes), read zero-filled"),
+        Some(_) => String::new(),
+    };
+    Some(format!(
+        "the official library (default strategy) discards this store's content and opens it empty ({problem}{meta}); --recover reads what OnErrorRecover reads"
+    ))
+}
+
+/// Reads the raw store with `crypt`'s key and strategy. A missing meta file without
+/// `--recover` is [`Error::MetaMissing`].
+pub fn read(path: &Path, crypt: &CryptOpts) -> Result<RawStore> {
+    read_store(path, &crypt.raw_options()).map_err(|e| match e {
+        mmkv_reader::Error::MetaMissing { path: meta } => Error::MetaMissing {
+            path: path.to_path_buf(),
+            meta,
+        },
+        e => Error::reader(path, e),
+    })
+}
+
+/// The meta rules encryption out: an encrypted store's meta of version >= 2 holds the random
+/// IV the official library generated, so an all-zero IV there means "not encrypted".
+pub fn meta_rules_out_encryption(meta: &MetaInfo) -> bool {
+    meta.has_iv() && meta.iv == [0u8; 16]
 }
 
 /// Whether a region parses as records to its last byte.
@@ -206,12 +268,25 @@ impl Analysis {
     /// [`Error::ZeroRecords`] (no record although the region is larger than its holder).
     pub fn open(path: &Path, crypt: &CryptOpts, now: u32) -> Result<Analysis> {
         let raw = read(path, crypt)?;
+        if let Some(detail) = discard_message(&raw) {
+            return Err(Error::Discarded {
+                path: path.to_path_buf(),
+                detail,
+            });
+        }
         let key_expire = raw.meta.key_expire();
-        let (holder, recs) = match parse_region(&raw.region) {
+        // A recovered region is decoded greedily, as `OnErrorRecover` does: the records before
+        // the first one that does not parse.
+        let parsed = if raw.location.greedy() {
+            &raw.region[..greedy_len(&raw.region)]
+        } else {
+            &raw.region[..]
+        };
+        let (holder, recs) = match parse_region(parsed) {
             Ok(p) => p,
             Err(fail) => return Err(classify_failure(path, crypt, &raw, fail)),
         };
-        if recs.is_empty() && raw.region.len() > holder {
+        if !raw.location.greedy() && recs.is_empty() && raw.region.len() > holder {
             return Err(Error::ZeroRecords {
                 path: path.to_path_buf(),
                 region_len: raw.region.len(),
@@ -412,6 +487,14 @@ fn classify_failure(path: &Path, crypt: &CryptOpts, raw: &RawStore, fail: ParseF
         "stopped at region offset {}: {}",
         fail.position, fail.detail
     );
+    if crypt.key.is_none() && meta_rules_out_encryption(&raw.meta) {
+        return Error::Unparsable {
+            path: path.to_path_buf(),
+            region_len: raw.region.len(),
+            version: raw.meta.version,
+            detail,
+        };
+    }
     if crypt.key.is_none() {
         return Error::LooksEncrypted {
             path: path.to_path_buf(),
@@ -421,8 +504,8 @@ fn classify_failure(path: &Path, crypt: &CryptOpts, raw: &RawStore, fail: ParseF
     }
     let mut hint = String::new();
     let other = CryptOpts {
-        key: crypt.key.clone(),
         aes256: !crypt.aes256,
+        ..crypt.clone()
     };
     if read(path, &other).is_ok_and(|r| parses(&r.region) && !r.region.is_empty()) {
         hint = if other.aes256 {
@@ -430,7 +513,15 @@ fn classify_failure(path: &Path, crypt: &CryptOpts, raw: &RawStore, fail: ParseF
         } else {
             "; the key works as AES-128: drop --aes256".to_string()
         };
-    } else if read(path, &CryptOpts::default()).is_ok_and(|r| parses(&r.region)) {
+    } else if read(
+        path,
+        &CryptOpts {
+            recover: crypt.recover,
+            ..CryptOpts::default()
+        },
+    )
+    .is_ok_and(|r| parses(&r.region))
+    {
         hint =
             "; the store parses without a key: it is not encrypted, drop --crypt-key".to_string();
     } else if !crypt.aes256 {

@@ -47,6 +47,11 @@ pub struct CryptArgs {
     /// The store uses AES-256 (MMKV v2.3.0+); the key is zero-padded/truncated to 32 bytes.
     #[arg(long)]
     pub aes256: bool,
+    /// Read what the official library reads with `OnErrorRecover` where no region passes the
+    /// CRC check (default: the official default, `OnErrorDiscard`); a missing or short `.crc`
+    /// then reads the data file by its header size, unverified. Output says so.
+    #[arg(long)]
+    pub recover: bool,
 }
 
 impl CryptArgs {
@@ -73,6 +78,7 @@ impl CryptArgs {
         Ok(CryptOpts {
             key,
             aes256: self.aes256,
+            recover: self.recover,
         })
     }
 }
@@ -213,12 +219,14 @@ mod tests {
             crypt_key: None,
             crypt_key_hex: Some("ff00".into()),
             aes256: true,
+            recover: false,
         };
         assert_eq!(
             a.to_opts().unwrap(),
             CryptOpts {
                 key: Some(vec![0xff, 0]),
-                aes256: true
+                aes256: true,
+                recover: false,
             }
         );
         let b = CryptArgs {

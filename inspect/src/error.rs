@@ -16,6 +16,39 @@ pub enum Error {
         #[source]
         source: mmkv_reader::Error,
     },
+    /// The meta file is missing (without `--recover`).
+    #[error("{path}: meta file {meta} not found; --recover reads the data file by its header size, unverified (what OnErrorRecover reads)")]
+    MetaMissing {
+        /// The data file.
+        path: PathBuf,
+        /// The missing meta file.
+        meta: PathBuf,
+    },
+    /// No region passes the official loader's CRC check and the strategy is the official
+    /// default: the official library would open the store empty.
+    #[error("{path}: {detail}")]
+    Discarded {
+        /// The data file.
+        path: PathBuf,
+        /// Why, and what the official library does.
+        detail: String,
+    },
+    /// No key was given, the data region does not parse, and the meta rules encryption out
+    /// (version >= 2 with an all-zero IV): the store is damaged, not encrypted.
+    #[error(
+        "{path}: the {region_len}-byte data region does not parse as records ({detail}); \
+         not encrypted (meta version {version} with an all-zero IV): the store is damaged"
+    )]
+    Unparsable {
+        /// The data file.
+        path: PathBuf,
+        /// Length of the data region.
+        region_len: usize,
+        /// Meta version.
+        version: u32,
+        /// Where and why parsing stopped.
+        detail: String,
+    },
     /// No key was given and the data region does not parse as records to its last byte.
     #[error(
         "{path}: looks encrypted; pass --crypt-key (or --crypt-key-hex) \

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use mmkv_reader::locate::Source;
 use mmkv_reader::meta::MetaInfo;
 use serde::Serialize;
 
@@ -25,6 +26,55 @@ pub struct MetaJson {
     pub actual_size: usize,
     /// Key expiration is enabled.
     pub key_expire: bool,
+    /// Which region the official loader reads and why (`mmkv_reader::locate`).
+    pub region: RegionJson,
+    /// How the read was kept consistent with a writer (`shared` lock, or `none` when a writer
+    /// held an exclusive lock, or there was no meta file).
+    pub lock: &'static str,
+}
+
+/// `"meta"."region"` of `dump --json`: the locator's decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RegionJson {
+    /// `meta`, `header`, `last_confirmed` or `recovered` (`--recover` only: read unverified,
+    /// decoded up to the first record that does not parse).
+    pub source: &'static str,
+    /// Bytes of region read (data-file bytes 4 .. 4 + size).
+    pub size: u64,
+    /// The region passed its CRC check.
+    pub crc_ok: bool,
+    /// The actual size the loader started from (the meta's, or the header's before meta version 3).
+    pub actual_size: u32,
+    /// Why that actual size was not used as it is (null when it was).
+    pub problem: Option<String>,
+    /// Data file length.
+    pub file_len: u64,
+    /// The meta file was shorter than its structure (or missing) and read zero-filled.
+    pub meta_zero_filled: bool,
+}
+
+impl RegionJson {
+    /// From a raw store.
+    pub fn new(raw: &mmkv_reader::raw::RawStore) -> RegionJson {
+        let l = &raw.location;
+        RegionJson {
+            source: l.source.as_str(),
+            size: l.size,
+            crc_ok: l.crc_ok,
+            actual_size: l.actual_size,
+            problem: l.problem.map(|p| p.to_string()),
+            file_len: l.file_len,
+            meta_zero_filled: raw.meta_short(),
+        }
+    }
+}
+
+/// The `lock` word of a read.
+pub fn lock_word(sync: mmkv_reader::ReadSync) -> &'static str {
+    match sync {
+        mmkv_reader::ReadSync::Locked => "shared",
+        _ => "none",
+    }
 }
 
 impl MetaJson {
@@ -37,6 +87,8 @@ impl MetaJson {
             crc_ok: a.raw.crc_ok,
             actual_size: a.raw.actual_size,
             key_expire: a.raw.meta.key_expire(),
+            region: RegionJson::new(&a.raw),
+            lock: lock_word(a.raw.sync),
         }
     }
 }
@@ -175,6 +227,30 @@ pub fn meta_summary(a: &Analysis) -> String {
             ", encrypted ({})",
             if a.crypt.aes256 { "AES-256" } else { "AES-128" }
         );
+    }
+    let l = &a.raw.location;
+    if !l.is_primary() {
+        let _ = write!(
+            s,
+            "\nregion: {} ({} bytes){}{}",
+            match l.source {
+                Source::Recovered =>
+                    "RECOVERED (--recover: read unverified, decoded up to the first bad record)",
+                Source::Header => "header size (the meta's actual size failed)",
+                Source::LastConfirmed => "last-confirmed size (the meta's actual size failed)",
+                other => other.as_str(),
+            },
+            l.size,
+            l.problem.map(|p| format!("; {p}")).unwrap_or_default(),
+            if a.raw.meta_short() {
+                "; meta file short or missing, read zero-filled"
+            } else {
+                ""
+            },
+        );
+    }
+    if a.raw.sync != mmkv_reader::ReadSync::Locked {
+        let _ = write!(s, "\nlock: {}", a.raw.sync.describe());
     }
     s
 }

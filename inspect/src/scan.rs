@@ -10,7 +10,6 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use mmkv_reader::raw::read_raw;
 use serde::Serialize;
 
 use crate::analysis::{Analysis, CryptOpts};
@@ -153,19 +152,26 @@ pub fn scan_store(path: &Path, crypt: &CryptOpts, now: u32) -> ScanRow {
         row.error = Some(format!("data file {} not found", path.display()));
         return row;
     }
-    match read_raw(path, None, false) {
+    let plain = CryptOpts {
+        recover: crypt.recover,
+        ..CryptOpts::default()
+    };
+    match crate::analysis::read(path, &plain) {
         Ok(raw) => {
             row.meta_version = Some(raw.meta.version);
             row.crc_ok = Some(raw.crc_ok);
             row.data_size = Some(raw.actual_size);
             row.file_size = Some(raw.file.len());
+            if let Some(msg) = crate::analysis::discard_message(&raw) {
+                row.error = Some(msg);
+                return row;
+            }
         }
         Err(e) => {
             row.error = Some(e.to_string());
             return row;
         }
     }
-    let plain = CryptOpts::default();
     let result = match Analysis::open(path, &plain, now) {
         Ok(a) => {
             row.encrypted = if a.records.is_empty() {
@@ -176,6 +182,10 @@ pub fn scan_store(path: &Path, crypt: &CryptOpts, now: u32) -> ScanRow {
                 "unknown"
             };
             Ok(a)
+        }
+        Err(e @ Error::Unparsable { .. }) => {
+            row.encrypted = "no";
+            Err(Some(e.to_string()))
         }
         Err(Error::LooksEncrypted { .. }) => {
             row.encrypted = "yes";

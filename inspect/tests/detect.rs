@@ -194,8 +194,27 @@ fn bad_input_names_the_problem() {
     let mut meta = std::fs::read(format!("{gs}.crc")).unwrap();
     meta[28..32].copy_from_slice(&1_000_000u32.to_le_bytes());
     std::fs::write(dir.path().join("toobig.crc"), &meta).unwrap();
+    // The data-file header still holds the right size: the official loader's "downgrade &
+    // upgrade" fallback reads it, and the output says so.
+    let d = run_json(&["dump", "--json", p.to_str().unwrap()]);
+    assert_eq!(d["meta"]["region"]["source"], "header");
+    assert!(d["meta"]["region"]["problem"]
+        .as_str()
+        .unwrap()
+        .contains("1000000"));
+    assert_eq!(d["entries"].as_array().unwrap().len(), 1);
+    // The last-confirmed size/crc fallback reads it too.
+    let mut data = std::fs::read(&p).unwrap();
+    data[..4].copy_from_slice(&[0; 4]);
+    std::fs::write(&p, &data).unwrap();
+    let d = run_json(&["dump", "--json", p.to_str().unwrap()]);
+    assert_eq!(d["meta"]["region"]["source"], "last_confirmed");
+    // With a zero header (as v2.4.0+ write it) and no valid last-confirmed info nothing
+    // passes: discarded, named.
+    meta[36] ^= 1;
+    std::fs::write(dir.path().join("toobig.crc"), &meta).unwrap();
     let err = fails_untouched(&p, &["dump", p.to_str().unwrap()]);
-    assert!(err.contains("1000000"), "{err}");
+    assert!(err.contains("1000000") && err.contains("discards"), "{err}");
 
     // A truncated record: "looks encrypted" without a key (the region does not parse), with the
     // position where parsing stopped.
@@ -221,15 +240,27 @@ fn bad_input_names_the_problem() {
     let out = run(&["dump", "--crypt-key", "a", "--crypt-key-hex", "61", gs]);
     assert_eq!(out.status.code(), Some(1));
 
-    // A CRC mismatch is reported but the store is still readable (forensics).
+    // A CRC mismatch: the official default discards the content (an error naming it, never a
+    // silent empty dump); --recover reads what OnErrorRecover reads, flagged.
     let p = dir.path().join("badcrc");
     std::fs::copy(&good, &p).unwrap();
     let mut meta = std::fs::read(format!("{gs}.crc")).unwrap();
     meta[0] ^= 0xff;
+    meta[36] ^= 1; // and no valid last-confirmed crc to fall back to
     std::fs::write(dir.path().join("badcrc.crc"), &meta).unwrap();
-    let d = run_json(&["dump", "--json", p.to_str().unwrap()]);
+    let err = fails_untouched(&p, &["dump", p.to_str().unwrap()]);
+    assert!(
+        err.contains("discards") && err.contains("--recover"),
+        "{err}"
+    );
+    let d = run_json(&["dump", "--json", "--recover", p.to_str().unwrap()]);
     assert_eq!(d["meta"]["crc_ok"], false);
+    assert_eq!(d["meta"]["region"]["source"], "recovered");
     assert_eq!(d["entries"].as_array().unwrap().len(), 1);
-    let out = run(&["dump", p.to_str().unwrap()]);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("MISMATCH"));
+    let out = run(&["dump", "--recover", p.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("MISMATCH") && text.contains("RECOVERED"),
+        "{text}"
+    );
 }

@@ -280,14 +280,19 @@ fn holder_widths_1_to_4_and_meta_versions_1_to_4() {
     std::fs::write(&path, &data).unwrap();
     let d = run_json(&["dump", "--json", path.to_str().unwrap()]);
     assert_eq!(d["entries"].as_array().unwrap().len(), 2);
-    // Meta version 2 with a zero data header: the region is empty (size from the header).
+    // Meta version 2 with a zero data header: the size comes from the header, so the region
+    // is empty and its crc (0) is not the meta's; pre-v3 metas have no fallback: the official
+    // default discards (an error here), OnErrorRecover reads the empty region.
     let path = versioned_store(dir.path(), 4, 2);
     let mut data = std::fs::read(&path).unwrap();
     data[0..4].copy_from_slice(&[0, 0, 0, 0]);
     std::fs::write(&path, &data).unwrap();
-    let d = run_json(&["dump", "--json", path.to_str().unwrap()]);
+    let err = run_fail(&["dump", "--json", path.to_str().unwrap()]);
+    assert!(err.contains("discards"), "{err}");
+    let d = run_json(&["dump", "--json", "--recover", path.to_str().unwrap()]);
     assert_eq!(d["entries"].as_array().unwrap().len(), 0);
     assert_eq!(d["meta"]["actual_size"], 0);
+    assert_eq!(d["meta"]["region"]["source"], "recovered");
 }
 
 #[test]

@@ -152,14 +152,35 @@ pub(crate) struct SharedLock<'a> {
     file: &'a File,
 }
 
+/// How long to keep retrying a shared `flock` that a writer's exclusive lock blocks: the
+/// default of [`crate::Options::lock_timeout`].
+pub(crate) const DEFAULT_LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(100);
+
 impl<'a> SharedLock<'a> {
-    /// Blocks until the shared lock is granted (the official multi-process writer holds the
-    /// exclusive lock on the same file while it writes).
-    pub(crate) fn acquire(file: &'a File, path: &Path) -> Result<SharedLock<'a>> {
+    /// Takes the shared lock without ever blocking indefinitely: non-blocking attempts with
+    /// exponential backoff (1 ms doubling, at most 16 ms between attempts) until `timeout` has
+    /// passed. `Ok(None)`: a writer still holds an exclusive lock (the official multi-process
+    /// writer takes it while it writes; v2.2.0 and v2.2.1 hold it for as long as a store is
+    /// open single-process).
+    pub(crate) fn try_acquire(
+        file: &'a File,
+        path: &Path,
+        timeout: std::time::Duration,
+    ) -> Result<Option<SharedLock<'a>>> {
+        let start = std::time::Instant::now();
+        let mut wait = std::time::Duration::from_millis(1);
         loop {
-            match flock(file, FlockOperation::LockShared) {
-                Ok(()) => return Ok(SharedLock { file }),
+            match flock(file, FlockOperation::NonBlockingLockShared) {
+                Ok(()) => return Ok(Some(SharedLock { file })),
                 Err(rustix::io::Errno::INTR) => continue,
+                Err(rustix::io::Errno::WOULDBLOCK) => {
+                    let spent = start.elapsed();
+                    if spent >= timeout {
+                        return Ok(None);
+                    }
+                    std::thread::sleep(wait.min(timeout - spent));
+                    wait = (wait * 2).min(std::time::Duration::from_millis(16));
+                }
                 Err(e) => return Err(Error::io(path, &std::io::Error::from(e))),
             }
         }
@@ -169,6 +190,22 @@ impl<'a> SharedLock<'a> {
 impl Drop for SharedLock<'_> {
     fn drop(&mut self) {
         let _ = flock(self.file, FlockOperation::Unlock);
+    }
+}
+
+/// The data file as a [`crate::locate::ReadAt`] source (positional reads, current length).
+pub(crate) struct DataFile<'a> {
+    pub file: &'a File,
+    pub path: &'a Path,
+}
+
+impl crate::locate::ReadAt for DataFile<'_> {
+    fn len(&self) -> Result<u64> {
+        file_len(self.file, self.path)
+    }
+
+    fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
+        read_at(self.file, self.path, offset, len)
     }
 }
 

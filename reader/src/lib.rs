@@ -85,11 +85,13 @@
 #![deny(missing_docs)]
 
 pub mod clock;
+mod cryptkey;
 pub mod crypto;
 pub mod decode;
 mod error;
 mod fsio;
 mod load;
+pub mod locate;
 pub mod meta;
 pub mod raw;
 pub mod records;
@@ -98,8 +100,9 @@ mod store;
 pub mod varint;
 
 pub use clock::{Clock, FixedClock, ManualClock, SystemClock};
+pub use cryptkey::CryptKey;
 pub use error::{Error, Result};
-pub use load::RegionSource;
+pub use load::{ReadSync, RegionSource};
 pub use snapshot::{KeyHasher, Snapshot, SnapshotData, SnapshotRef};
 pub use store::{Options, ReloadKind, ReloadStats, Store};
 

@@ -1,56 +1,68 @@
-//! Choosing and verifying the data region as the official loader does
-//! (`MMKV::checkDataValid` / `checkLastConfirmedInfo`), without ever writing.
+//! Loading from files: the [`crate::locate`] decision applied to the files on disk, under the
+//! meta file's shared `flock`, or optimistically when a writer holds it exclusively.
+//! Never writes.
 
 use std::fs::File;
 use std::path::Path;
+use std::time::Duration;
 
 use crate::error::{Error, Result};
-use crate::fsio::{file_len, read_at};
-use crate::meta::MetaInfo;
+use crate::fsio::SharedLock;
+use crate::locate::{Location, Problem, Source, HEADER_LEN};
 
 /// Bytes before the data region (the old-style actual size).
-pub(crate) const HEADER: usize = 4;
+pub(crate) const HEADER: usize = HEADER_LEN;
 
-/// Which size the verified region has.
+/// Which size the loaded region has (see [`crate::locate::Source`] for the full decision).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RegionSource {
-    /// The actual size (meta or header) with the meta crc.
+    /// The actual size (the meta's from version 3, else the data-file header's) with the meta
+    /// crc: [`Source::Meta`], or [`Source::Header`] for metas older than version 3.
     Actual,
     /// The data-file header's size with the meta crc (meta version >= 3, "downgrade & upgrade").
     OldStyleHeader,
     /// The meta's last-confirmed size and crc.
     LastConfirmed,
+    /// No region passed the CRC check and the store was opened with
+    /// [`crate::Options::recover`]: decoded greedily, unverified ([`Source::Recovered`]).
+    Recovered,
 }
 
-/// A verified (or, for forensics, unverified) stored region.
-pub(crate) struct Region {
-    /// Stored (ciphertext when encrypted) bytes of the region.
-    pub bytes: Vec<u8>,
-    /// CRC-32 of `bytes`.
-    pub crc: u32,
-    /// Where its size came from.
-    pub source: RegionSource,
+impl RegionSource {
+    /// The snapshot-level source of a located region; `None` for [`Source::Discarded`].
+    pub(crate) fn of(loc: &Location) -> Option<RegionSource> {
+        Some(match loc.source {
+            Source::Meta => RegionSource::Actual,
+            Source::Header if loc.is_primary() => RegionSource::Actual,
+            Source::Header => RegionSource::OldStyleHeader,
+            Source::LastConfirmed => RegionSource::LastConfirmed,
+            Source::Recovered => RegionSource::Recovered,
+            Source::Discarded => return None,
+        })
+    }
 }
 
-/// Whether `size` bytes of region fit in a file of `file_size` bytes, by the official rule
-/// (`size < fileSize && size + 4 <= fileSize`).
+/// Whether `size` bytes of region fit in a file of `file_size` bytes as it is on disk
+/// (`size + 4 <= fileSize`); used by the partial-reload fast path, which falls back to a full
+/// load (and the locator) whenever this does not hold.
 pub(crate) fn fits(size: u64, file_size: u64) -> bool {
     size + HEADER as u64 <= file_size
 }
 
-/// Reads the data file's header; a file shorter than 4 bytes is [`Error::DataTooShort`].
+/// Reads the data file's header (partial-reload fast path); a file shorter than 4 bytes is
+/// [`Error::DataTooShort`].
 pub(crate) fn read_header(file: &File, path: &Path) -> Result<(u32, u64)> {
-    let file_size = file_len(file, path)?;
+    let file_size = crate::fsio::file_len(file, path)?;
     if file_size < HEADER as u64 {
         return Err(Error::DataTooShort { len: file_size });
     }
-    let h = read_at(file, path, 0, HEADER)?;
+    let h = crate::fsio::read_at(file, path, 0, HEADER)?;
     Ok((u32::from_le_bytes([h[0], h[1], h[2], h[3]]), file_size))
 }
 
-/// The actual size the official loader uses: the meta's when its version is >= 3, else the
-/// data-file header.
-pub(crate) fn actual_size(meta: &MetaInfo, header: u32) -> u32 {
+/// The actual size the official loader starts from: the meta's when its version is >= 3,
+/// else the data-file header.
+pub(crate) fn actual_size(meta: &crate::meta::MetaInfo, header: u32) -> u32 {
     if meta.has_actual_size() {
         meta.actual_size
     } else {
@@ -58,59 +70,95 @@ pub(crate) fn actual_size(meta: &MetaInfo, header: u32) -> u32 {
     }
 }
 
-fn read_region(file: &File, path: &Path, size: u32) -> Result<(Vec<u8>, u32)> {
-    let bytes = read_at(file, path, HEADER as u64, size as usize)?;
-    let crc = crc32fast::hash(&bytes);
-    Ok((bytes, crc))
+/// The typed error a read-only reader reports where the official default strategy would
+/// discard the content (see [`crate::locate::Strategy::Discard`]).
+pub(crate) fn discard_error(loc: &Location) -> Error {
+    if loc.file_len < HEADER as u64 {
+        return Error::DataTooShort { len: loc.file_len };
+    }
+    match loc.problem {
+        Some(Problem::CrcMismatch {
+            expected, actual, ..
+        }) => Error::CrcMismatch {
+            expected,
+            actual,
+            last_confirmed_tried: loc.fallbacks_tried,
+        },
+        Some(Problem::SizeBeyondFile { size, .. }) => Error::ActualSizeBeyondFile {
+            actual_size: size as u64,
+            file_size: loc.file_len,
+        },
+        None => Error::ActualSizeBeyondFile {
+            actual_size: loc.actual_size as u64,
+            file_size: loc.file_len,
+        },
+    }
 }
 
-/// Reads the region and verifies its CRC, falling back like the official loader:
-/// first the header's size with the meta crc (when it differs from the meta's actual size),
-/// then the last-confirmed size/crc; both only for meta version >= 3.
-pub(crate) fn read_verified(file: &File, path: &Path, meta: &MetaInfo) -> Result<Region> {
-    let (header, file_size) = read_header(file, path)?;
-    let actual = actual_size(meta, header);
-    let mut first_err = None;
-    if fits(actual as u64, file_size) {
-        let (bytes, crc) = read_region(file, path, actual)?;
-        if crc == meta.crc_digest {
-            return Ok(Region {
-                bytes,
-                crc,
-                source: RegionSource::Actual,
-            });
-        }
-        first_err = Some(Error::CrcMismatch {
-            expected: meta.crc_digest,
-            actual: crc,
-            last_confirmed_tried: meta.has_actual_size(),
-        });
-    }
-    if meta.has_actual_size() {
-        if header != actual && fits(header as u64, file_size) {
-            let (bytes, crc) = read_region(file, path, header)?;
-            if crc == meta.crc_digest {
-                return Ok(Region {
-                    bytes,
-                    crc,
-                    source: RegionSource::OldStyleHeader,
-                });
+/// How a load was kept consistent with writers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReadSync {
+    /// Under the shared `flock` on the meta file, like an official reader process.
+    Locked,
+    /// A writer held the lock exclusively past the lock timeout: meta read, data read and
+    /// CRC-checked, meta read again, retried until the meta did not change around the read.
+    Unlocked,
+    /// There was no meta file to lock (forensic reads with
+    /// [`crate::locate::Strategy::Recover`] only).
+    NoMetaFile,
+}
+
+impl ReadSync {
+    /// A sentence for tool output.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ReadSync::Locked => "read under a shared lock",
+            ReadSync::Unlocked => {
+                "a writer holds an exclusive lock; read without lock, meta re-checked around the read"
             }
-        }
-        let last = meta.last_confirmed_size;
-        if fits(last as u64, file_size) {
-            let (bytes, crc) = read_region(file, path, last)?;
-            if crc == meta.last_confirmed_crc {
-                return Ok(Region {
-                    bytes,
-                    crc,
-                    source: RegionSource::LastConfirmed,
-                });
-            }
+            ReadSync::NoMetaFile => "no meta file; read without lock",
         }
     }
-    Err(first_err.unwrap_or(Error::ActualSizeBeyondFile {
-        actual_size: actual as u64,
-        file_size,
-    }))
+}
+
+/// Optimistic attempts before giving up on a meta file that keeps changing.
+const OPTIMISTIC_ATTEMPTS: u32 = 8;
+/// Attempts (of the above) on which a result that is not the primary region, or an error,
+/// is retried once more in case a writer was between its data and meta writes.
+const UNSETTLED_RETRIES: u32 = 3;
+
+/// Runs `load` on meta bytes from `read_meta` consistently with writers: under the shared
+/// lock when it can be had within `timeout`, otherwise optimistically (see [`ReadSync`]).
+/// `settled` says whether a successful result needs no retry (e.g. the primary region).
+pub(crate) fn consistent<T>(
+    meta_file: &File,
+    meta_path: &Path,
+    timeout: Duration,
+    read_meta: impl Fn() -> Result<Vec<u8>>,
+    mut load: impl FnMut(&[u8]) -> Result<T>,
+    settled: impl Fn(&T) -> bool,
+) -> Result<(T, ReadSync)> {
+    if let Some(_lock) = SharedLock::try_acquire(meta_file, meta_path, timeout)? {
+        let meta = read_meta()?;
+        return load(&meta).map(|t| (t, ReadSync::Locked));
+    }
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let before = read_meta()?;
+        let result = load(&before);
+        let after = read_meta()?;
+        let last = attempt >= OPTIMISTIC_ATTEMPTS;
+        let retry = if before != after {
+            true
+        } else {
+            attempt < UNSETTLED_RETRIES && !result.as_ref().is_ok_and(&settled)
+        };
+        if !retry || last {
+            // Even on the last attempt the result is CRC-checked against the meta it was
+            // located with, so a meta that kept changing cannot yield a torn region.
+            return result.map(|t| (t, ReadSync::Unlocked));
+        }
+        std::thread::sleep(Duration::from_millis(u64::from(attempt)));
+    }
 }

@@ -1,28 +1,71 @@
-//! Forensic access: meta + data file without CRC enforcement.
+//! Forensic access: the whole data file plus the region the official loader would read
+//! (decided by [`crate::locate`]), decrypted when a key is given, without enforcing the CRC.
 
 use std::path::Path;
+use std::time::Duration;
 
-use crate::crypto::{decrypt_cfb, default_iv, normalize_key};
+use crate::cryptkey::CryptKey;
+use crate::crypto::{default_iv, normalize_key};
 use crate::error::{Error, Result};
-use crate::fsio::{file_len, meta_path, open_regular, read_at, read_prefix, SharedLock, Which};
-use crate::load::{actual_size, fits, HEADER};
+use crate::fsio::{
+    file_len, meta_path, open_regular, read_at, read_prefix, Which, DEFAULT_LOCK_TIMEOUT,
+};
+use crate::load::{consistent, ReadSync, HEADER};
+use crate::locate::{locate, parse_meta, Location, Rules, Strategy};
 use crate::meta::{MetaInfo, META_SIZE};
 
-/// A store read without verifying its CRC.
+/// A store as read for forensics.
 #[derive(Debug, Clone)]
 pub struct RawStore {
-    /// The parsed meta file.
+    /// The meta as the official loader sees it (a short meta file zero-filled).
     pub meta: MetaInfo,
     /// The whole data file.
     pub file: Vec<u8>,
-    /// The data region (`file[4 .. 4 + actual_size]`), decrypted when a key was given.
+    /// The located region (`location.size` bytes from data-file byte 4, zero-filled past the
+    /// end of the file as the official mapping is), decrypted when a key was given; empty
+    /// when the official loader discards the content.
     pub region: Vec<u8>,
     /// Offset of the region in `file` (always 4).
     pub region_offset: usize,
-    /// The region size: the meta's when its version is >= 3, else the data-file header.
+    /// The region size (`location.size`).
     pub actual_size: usize,
-    /// CRC-32 of the stored region bytes equals `meta.crc_digest`.
+    /// The region passed its CRC check (`location.crc_ok`).
     pub crc_ok: bool,
+    /// Which region was chosen and why.
+    pub location: Location,
+    /// How the read was kept consistent with writers.
+    pub sync: ReadSync,
+    /// Bytes read from the meta file (at most its structure's 112); `None` when it is missing.
+    /// Fewer than 112 means the meta was read zero-filled, as the official library maps it.
+    pub meta_len: Option<usize>,
+}
+
+impl RawStore {
+    /// The meta file is shorter than the meta structure (or missing) and was read zero-filled.
+    pub fn meta_short(&self) -> bool {
+        self.meta_len.is_none_or(|n| n < META_SIZE)
+    }
+}
+
+/// How [`read_store`] reads.
+#[derive(Debug, Clone)]
+pub struct RawOptions {
+    /// The crypt key (`None`: not encrypted).
+    pub key: Option<CryptKey>,
+    /// The loader's rules (strategy, page size).
+    pub rules: Rules,
+    /// How long to retry the shared lock before reading optimistically.
+    pub lock_timeout: Duration,
+}
+
+impl Default for RawOptions {
+    fn default() -> Self {
+        RawOptions {
+            key: None,
+            rules: Rules::official(),
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
+        }
+    }
 }
 
 /// The IV the official library uses for a store with this meta and key.
@@ -34,45 +77,68 @@ pub fn store_iv(meta: &MetaInfo, key: &[u8], aes256: bool) -> [u8; 16] {
     }
 }
 
-/// Reads the store at `path` (meta at `PATH.crc`) under a shared lock on the meta file.
-/// An empty `crypt_key` means "not encrypted", as with the official library.
-///
-/// Errors: missing / short meta, missing data file, a directory or special file, data
-/// file shorter than its header, actual size beyond the file, I/O.
+/// [`read_store`] with the official default rules. An empty `crypt_key` means "not
+/// encrypted", as with the official library.
 pub fn read_raw(path: &Path, crypt_key: Option<&[u8]>, aes256: bool) -> Result<RawStore> {
+    read_store(
+        path,
+        &RawOptions {
+            key: crypt_key.and_then(|k| CryptKey::new(k, aes256)),
+            ..RawOptions::default()
+        },
+    )
+}
+
+/// Reads the store at `path` (meta at `PATH.crc`) under a shared lock on the meta file (or
+/// optimistically, see [`ReadSync`]) and locates its region with `opts.rules`.
+///
+/// With [`Strategy::Recover`] a missing meta file reads as an all-zero one (what the official
+/// library creates): the region is then the data-file header's size, unverified.
+///
+/// Errors: missing meta (default strategy), missing data file, a directory or special file,
+/// I/O.
+pub fn read_store(path: &Path, opts: &RawOptions) -> Result<RawStore> {
     let mpath = meta_path(path);
-    let mfile = open_regular(&mpath, Which::Meta)?;
-    let _lock = SharedLock::acquire(&mfile, &mpath)?;
-    let mbytes = read_prefix(&mfile, &mpath, META_SIZE)?;
-    let meta = MetaInfo::parse(&mbytes)?;
-    let dfile = open_regular(path, Which::Data)?;
-    let len = file_len(&dfile, path)?;
-    if len < HEADER as u64 {
-        return Err(Error::DataTooShort { len });
-    }
-    let len = usize::try_from(len).map_err(|_| Error::DataTooShort { len })?;
-    let file = read_at(&dfile, path, 0, len)?;
-    let header = u32::from_le_bytes([file[0], file[1], file[2], file[3]]);
-    let actual = actual_size(&meta, header);
-    if !fits(actual as u64, file.len() as u64) {
-        return Err(Error::ActualSizeBeyondFile {
-            actual_size: actual as u64,
-            file_size: file.len() as u64,
-        });
-    }
-    let actual = actual as usize;
-    let mut region = file[HEADER..HEADER + actual].to_vec();
-    let crc_ok = crc32fast::hash(&region) == meta.crc_digest;
-    if let Some(key) = crypt_key.filter(|k| !k.is_empty()) {
-        let iv = store_iv(&meta, key, aes256);
-        decrypt_cfb(key, aes256, &iv, &mut region);
-    }
-    Ok(RawStore {
-        meta,
-        file,
-        region,
-        region_offset: HEADER,
-        actual_size: actual,
-        crc_ok,
-    })
+    let load = |mbytes: &[u8]| -> Result<RawStore> {
+        let meta = parse_meta(mbytes);
+        let dfile = open_regular(path, Which::Data)?;
+        let len = file_len(&dfile, path)?;
+        let len = usize::try_from(len).map_err(|_| Error::DataTooShort { len })?;
+        let file = read_at(&dfile, path, 0, len)?;
+        let found = locate(&meta, file.as_slice(), opts.rules)?;
+        let mut region = found.region;
+        if let Some(key) = &opts.key {
+            key.decrypt(&key.iv_for(&meta), &mut region);
+        }
+        Ok(RawStore {
+            meta,
+            file,
+            region,
+            region_offset: HEADER,
+            actual_size: found.location.size as usize,
+            crc_ok: found.location.crc_ok,
+            location: found.location,
+            sync: ReadSync::Locked,
+            meta_len: Some(mbytes.len()),
+        })
+    };
+    let mfile = match open_regular(&mpath, Which::Meta) {
+        Err(Error::MetaMissing { .. }) if opts.rules.strategy == Strategy::Recover => {
+            let mut raw = load(&[])?;
+            raw.sync = ReadSync::NoMetaFile;
+            raw.meta_len = None;
+            return Ok(raw);
+        }
+        r => r?,
+    };
+    let (mut raw, sync) = consistent(
+        &mfile,
+        &mpath,
+        opts.lock_timeout,
+        || read_prefix(&mfile, &mpath, META_SIZE),
+        load,
+        |r| r.location.is_primary(),
+    )?;
+    raw.sync = sync;
+    Ok(raw)
 }

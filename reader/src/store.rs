@@ -9,12 +9,15 @@ use arc_swap::ArcSwap;
 use memmap2::Mmap;
 
 use crate::clock::{Clock, SystemClock};
+use crate::cryptkey::CryptKey;
 use crate::crypto::CfbDecryptor;
 use crate::error::{Error, Result};
-use crate::fsio::{meta_path, open_regular, SharedLock, Which};
-use crate::load::{actual_size, fits, read_header, read_verified, RegionSource, HEADER};
+use crate::fsio::{meta_path, open_regular, DataFile, Which, DEFAULT_LOCK_TIMEOUT};
+use crate::load::{
+    actual_size, consistent, discard_error, fits, read_header, ReadSync, RegionSource, HEADER,
+};
+use crate::locate::{greedy_len, locate, Rules, Strategy};
 use crate::meta::{MetaInfo, META_SIZE, OFF_ACTUAL_SIZE, OFF_CRC, OFF_SEQUENCE};
-use crate::raw::store_iv;
 use crate::snapshot::{BuildInfo, Snapshot, SnapshotData, SnapshotRef, Triple};
 
 /// How to open a store.
@@ -23,6 +26,8 @@ pub struct Options {
     crypt_key: Option<Vec<u8>>,
     aes256: bool,
     clock: Arc<dyn Clock>,
+    strategy: Strategy,
+    lock_timeout: std::time::Duration,
 }
 
 impl std::fmt::Debug for Options {
@@ -30,6 +35,8 @@ impl std::fmt::Debug for Options {
         f.debug_struct("Options")
             .field("encrypted", &self.crypt_key.is_some())
             .field("aes256", &self.aes256)
+            .field("strategy", &self.strategy)
+            .field("lock_timeout", &self.lock_timeout)
             .finish()
     }
 }
@@ -47,7 +54,34 @@ impl Options {
             crypt_key: None,
             aes256: false,
             clock: Arc::new(SystemClock),
+            strategy: Strategy::Discard,
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
         }
+    }
+
+    /// Read what the official library's `OnErrorRecover` strategy reads when no region passes
+    /// the CRC check (see [`crate::locate`]): the region decoded greedily, unverified
+    /// ([`RegionSource::Recovered`]). Off by default: such a load is then an error
+    /// ([`Error::CrcMismatch`], [`Error::ActualSizeBeyondFile`]) where the official default
+    /// opens the store empty.
+    pub fn recover(mut self, on: bool) -> Options {
+        self.strategy = if on {
+            Strategy::Recover
+        } else {
+            Strategy::Discard
+        };
+        self
+    }
+
+    /// How long a load keeps retrying the shared `flock` on the meta file while a writer holds
+    /// it exclusively (non-blocking attempts, backoff from 1 ms doubling up to 16 ms) before
+    /// reading without the lock: meta, data, CRC check, meta again, retried when the meta
+    /// changed ([`ReloadStats::unlocked`] counts those loads). Default: 100 ms. Official
+    /// multi-process writers hold the exclusive lock only while they write; v2.2.0 and v2.2.1
+    /// hold it as long as a store is open in single-process mode.
+    pub fn lock_timeout(mut self, timeout: std::time::Duration) -> Options {
+        self.lock_timeout = timeout;
+        self
     }
 
     /// The crypt key as given to the official library (zero-padded / truncated like it does).
@@ -92,6 +126,9 @@ pub struct ReloadStats {
     /// Data-file bytes read by reloads (not counting the initial open). A partial reload reads
     /// only the 4-byte header and the appended bytes.
     pub bytes_read: u64,
+    /// Loads (the initial open included) done without the shared lock because a writer held
+    /// it exclusively past [`Options::lock_timeout`] (see there).
+    pub unlocked: u64,
 }
 
 #[derive(Default)]
@@ -120,8 +157,9 @@ struct ReloadState {
 pub struct Store {
     data_path: PathBuf,
     meta_path: PathBuf,
-    crypt_key: Option<Vec<u8>>,
-    aes256: bool,
+    key: Option<CryptKey>,
+    rules: Rules,
+    lock_timeout: std::time::Duration,
     clock: Arc<dyn Clock>,
     meta_file: File,
     meta_map: Mmap,
@@ -132,6 +170,7 @@ pub struct Store {
     partial: AtomicU64,
     failed: AtomicU64,
     bytes_read: AtomicU64,
+    unlocked: AtomicU64,
 }
 
 impl std::fmt::Debug for Store {
@@ -178,12 +217,15 @@ impl Store {
             crypt_key,
             aes256,
             clock,
+            strategy,
+            lock_timeout,
         } = opts;
         let mut store = Store {
             data_path,
             meta_path,
-            crypt_key,
-            aes256,
+            key: crypt_key.and_then(|k| CryptKey::new(k, aes256)),
+            rules: Rules::official().with_strategy(strategy),
+            lock_timeout,
             clock,
             meta_file,
             meta_map,
@@ -194,11 +236,20 @@ impl Store {
             partial: AtomicU64::new(0),
             failed: AtomicU64::new(0),
             bytes_read: AtomicU64::new(0),
+            unlocked: AtomicU64::new(0),
         };
-        let inner = {
-            let _l = SharedLock::acquire(&store.meta_file, &store.meta_path)?;
-            store.full_load(0)?
-        };
+        let (inner, sync) = consistent(
+            &store.meta_file,
+            &store.meta_path,
+            store.lock_timeout,
+            || Ok(store.meta_bytes()),
+            |bytes| {
+                let meta = MetaInfo::parse(bytes)?;
+                store.full_load_with(meta, bytes, 0)
+            },
+            |s| s.source == RegionSource::Actual,
+        )?;
+        store.count_sync(sync);
         store.current = ArcSwap::from_pointee(inner);
         Ok(store)
     }
@@ -263,6 +314,13 @@ impl Store {
             partial: self.partial.load(Ordering::Relaxed),
             failed: self.failed.load(Ordering::Relaxed),
             bytes_read: self.bytes_read.load(Ordering::Relaxed),
+            unlocked: self.unlocked.load(Ordering::Relaxed),
+        }
+    }
+
+    fn count_sync(&self, sync: ReadSync) {
+        if sync == ReadSync::Unlocked {
+            self.unlocked.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -311,20 +369,31 @@ impl Store {
             }
         }
         let read_before = crate::fsio::bytes_read_on_thread();
-        let result = match SharedLock::acquire(&self.meta_file, &self.meta_path) {
-            Err(e) => Err((e, triple)),
-            Ok(_l) => {
-                let bytes = self.meta_bytes();
-                let t = triple_of(&bytes);
+        let seen = std::cell::Cell::new(triple);
+        let result = consistent(
+            &self.meta_file,
+            &self.meta_path,
+            self.lock_timeout,
+            || Ok(self.meta_bytes()),
+            |bytes| {
+                let t = triple_of(bytes);
+                seen.set(t);
                 if t == cur.observed {
                     Ok(None)
                 } else {
-                    self.load_changed(&cur, &bytes)
-                        .map(Some)
-                        .map_err(|e| (e, t))
+                    self.load_changed(&cur, bytes).map(Some)
                 }
-            }
-        };
+            },
+            |r| {
+                r.as_ref()
+                    .is_none_or(|(s, _)| s.source == RegionSource::Actual)
+            },
+        )
+        .map(|(r, sync)| {
+            self.count_sync(sync);
+            r
+        })
+        .map_err(|e| (e, seen.get()));
         self.bytes_read.fetch_add(
             crate::fsio::bytes_read_on_thread() - read_before,
             Ordering::Relaxed,
@@ -373,32 +442,37 @@ impl Store {
         ))
     }
 
-    fn full_load(&self, gen: u64) -> Result<SnapshotData> {
-        let bytes = self.meta_bytes();
-        let meta = MetaInfo::parse(&bytes)?;
-        self.full_load_with(meta, &bytes, gen)
-    }
-
     fn iv_for(&self, meta: &MetaInfo) -> [u8; 16] {
-        match &self.crypt_key {
-            Some(k) => store_iv(meta, k, self.aes256),
+        match &self.key {
+            Some(k) => k.iv_for(meta),
             None => [0; 16],
         }
     }
 
+    /// A full load: the region [`locate`] chooses, decrypted and parsed (greedily when
+    /// recovered); where the official default would discard the content, a typed error.
     fn full_load_with(&self, meta: MetaInfo, meta_bytes: &[u8], gen: u64) -> Result<SnapshotData> {
         let data = open_regular(&self.data_path, Which::Data)?;
-        let region = read_verified(&data, &self.data_path, &meta)?;
+        let src = DataFile {
+            file: &data,
+            path: &self.data_path,
+        };
+        let found = locate(&meta, &src, self.rules)?;
+        let source =
+            RegionSource::of(&found.location).ok_or_else(|| discard_error(&found.location))?;
         let iv = self.iv_for(&meta);
-        let mut bytes = region.bytes;
+        let mut bytes = found.region;
         let tail_from = bytes.len().saturating_sub(2 * crate::crypto::BLOCK);
-        let cipher_tail = if self.crypt_key.is_some() {
+        let cipher_tail = if self.key.is_some() {
             bytes[tail_from..].to_vec()
         } else {
             Vec::new()
         };
-        if let Some(k) = &self.crypt_key {
-            crate::crypto::decrypt_cfb(k, self.aes256, &iv, &mut bytes);
+        if let Some(k) = &self.key {
+            k.decrypt(&iv, &mut bytes);
+        }
+        if found.location.greedy() {
+            bytes.truncate(greedy_len(&bytes));
         }
         let region_len = bytes.len();
         let info = BuildInfo {
@@ -406,9 +480,9 @@ impl Store {
             observed: triple_of(meta_bytes),
             clock: self.clock.clone(),
             region_len,
-            region_crc: region.crc,
+            region_crc: found.location.crc,
             cipher_tail,
-            source: region.source,
+            source,
             iv,
             generation: gen,
         };
@@ -416,7 +490,7 @@ impl Store {
     }
 
     fn wrap_parse(&self, e: Error) -> Error {
-        if self.crypt_key.is_some() && e.is_parse_error() {
+        if self.key.is_some() && e.is_parse_error() {
             Error::Undecryptable {
                 source: Box::new(e),
             }
@@ -464,13 +538,18 @@ impl Store {
         }
         let mut cipher_tail = Vec::new();
         let mut plain = added;
-        if let Some(k) = &self.crypt_key {
+        if let Some(k) = &self.key {
             let mut joined = cur.cipher_tail.clone();
             joined.extend_from_slice(&plain);
             let keep = joined.len().saturating_sub(2 * crate::crypto::BLOCK);
             cipher_tail = joined[keep..].to_vec();
-            let mut d =
-                CfbDecryptor::resume(k, self.aes256, &iv, cur.region_len, &cur.cipher_tail)?;
+            let mut d = CfbDecryptor::resume(
+                k.bytes(),
+                k.is_aes256(),
+                &iv,
+                cur.region_len,
+                &cur.cipher_tail,
+            )?;
             d.decrypt(&mut plain);
         }
         let info = BuildInfo {
