@@ -13,6 +13,7 @@ pub mod cell;
 pub mod compare;
 pub mod error;
 pub mod exceptions;
+pub mod fault;
 pub mod golden;
 pub mod kind;
 pub mod live;

@@ -1,0 +1,21 @@
+//! Differential under faults: the official writer is killed with SIGKILL at random points of
+//! a seeded workload, the stores it leaves are truncated and bit-flipped, and for every
+//! damaged state the official library reopened with each error strategy (discard, the
+//! default; `OnErrorRecover`) is compared with the reader, key by key and getter by getter.
+//! A difference is either an entry of [`verdict::EXCEPTIONS`] (recognised by a precise
+//! check) or a failure. The official library runs in child processes (the `faults` binary):
+//! a crash or hang on damaged files is an upstream finding, not a failure of ours.
+//!
+//! - [`writer`]: the seeded workload and the killed writer;
+//! - [`damage`]: truncations, bit flips, a missing meta file;
+//! - [`official`]: the official reads of a state (child side and parent side);
+//! - [`reads`]: what one side read, and its one-line encoding;
+//! - [`verdict`]: judging a state, the exceptions table;
+//! - [`suite`]: the run (`faults run --states N`, `cargo test -p conformance --test faults`).
+
+pub mod damage;
+pub mod official;
+pub mod reads;
+pub mod suite;
+pub mod verdict;
+pub mod writer;

@@ -1,0 +1,260 @@
+//! What one side (the official library or the reader) read from a store: its visible keys and,
+//! for every key, the result of every getter. Serialized on one line for the child-process
+//! protocol with an exact encoding (floats by bits, NaN payloads included).
+
+use std::collections::BTreeMap;
+
+use crate::kind::Features;
+use crate::value::{hex_bytes, Value, ValueType};
+
+/// Visible keys and, per key, one read per getter of [`Reads::getters`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Reads {
+    /// The getter types, in the order of every key's reads.
+    pub getters: Vec<ValueType>,
+    /// Key -> one read per getter.
+    pub keys: BTreeMap<Vec<u8>, Vec<Option<Value>>>,
+}
+
+impl Reads {
+    /// Number of visible keys.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// True when no key is visible.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The reads of a reader snapshot, with the getters of a version with `features`.
+    pub fn of_snapshot(snap: &mmkv_reader::Snapshot, features: &Features) -> Reads {
+        let getters = features.getters();
+        let keys = snap
+            .keys()
+            .map(|k| {
+                let reads = getters
+                    .iter()
+                    .map(|&t| crate::real::read_snapshot(snap, k, t))
+                    .collect();
+                (k.to_vec(), reads)
+            })
+            .collect();
+        Reads { getters, keys }
+    }
+
+    /// One line: `getter-indices;key=read,read,...;...` with hex fields, `-` for "no value".
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        let idx: Vec<String> = self
+            .getters
+            .iter()
+            .map(|t| type_index(*t).to_string())
+            .collect();
+        out.push_str(&idx.join(","));
+        for (k, reads) in &self.keys {
+            out.push(';');
+            out.push_str(&hex_bytes::encode(k));
+            out.push('=');
+            let fields: Vec<String> = reads
+                .iter()
+                .map(|r| match r {
+                    None => "-".to_string(),
+                    Some(v) => hex_bytes::encode(&encode_value(v)),
+                })
+                .collect();
+            out.push_str(&fields.join(","));
+        }
+        out
+    }
+
+    /// Parses [`Reads::encode`]'s output.
+    pub fn decode(line: &str) -> Option<Reads> {
+        let mut parts = line.trim_end().split(';');
+        let head = parts.next()?;
+        let getters = if head.is_empty() {
+            Vec::new()
+        } else {
+            head.split(',')
+                .map(|i| ValueType::ALL.get(i.parse::<usize>().ok()?).copied())
+                .collect::<Option<Vec<_>>>()?
+        };
+        let mut keys = BTreeMap::new();
+        for part in parts {
+            let (k, rest) = part.split_once('=')?;
+            let reads = rest
+                .split(',')
+                .zip(&getters)
+                .map(|(f, &ty)| {
+                    if f == "-" {
+                        Some(None)
+                    } else {
+                        decode_value(ty, &hex_bytes::decode(f)?).map(Some)
+                    }
+                })
+                .collect::<Option<Vec<_>>>()?;
+            if reads.len() != getters.len() {
+                return None;
+            }
+            keys.insert(hex_bytes::decode(k)?, reads);
+        }
+        Some(Reads { getters, keys })
+    }
+}
+
+fn type_index(t: ValueType) -> usize {
+    ValueType::ALL.iter().position(|&x| x == t).unwrap_or(0)
+}
+
+fn put_len(out: &mut Vec<u8>, n: usize) {
+    out.extend_from_slice(&(n as u32).to_le_bytes());
+}
+
+/// Exact bytes of a value's content (its type is known from the getter).
+fn encode_value(v: &Value) -> Vec<u8> {
+    let mut out = Vec::new();
+    match v {
+        Value::Bool(b) => out.push(u8::from(*b)),
+        Value::I32(x) => out.extend_from_slice(&x.to_le_bytes()),
+        Value::U32(x) => out.extend_from_slice(&x.to_le_bytes()),
+        Value::I64(x) => out.extend_from_slice(&x.to_le_bytes()),
+        Value::U64(x) => out.extend_from_slice(&x.to_le_bytes()),
+        Value::F32(x) => out.extend_from_slice(&x.to_bits().to_le_bytes()),
+        Value::F64(x) => out.extend_from_slice(&x.to_bits().to_le_bytes()),
+        Value::String(s) => out.extend_from_slice(s.as_bytes()),
+        Value::Bytes(b) => out.extend_from_slice(b),
+        Value::Strings(items) => {
+            for s in items {
+                put_len(&mut out, s.len());
+                out.extend_from_slice(s.as_bytes());
+            }
+        }
+        Value::VecI32(xs) => xs.iter().for_each(|x| out.extend(x.to_le_bytes())),
+        Value::VecU32(xs) => xs.iter().for_each(|x| out.extend(x.to_le_bytes())),
+        Value::VecI64(xs) => xs.iter().for_each(|x| out.extend(x.to_le_bytes())),
+        Value::VecU64(xs) => xs.iter().for_each(|x| out.extend(x.to_le_bytes())),
+        Value::VecF32(xs) => xs
+            .iter()
+            .for_each(|x| out.extend(x.to_bits().to_le_bytes())),
+        Value::VecF64(xs) => xs
+            .iter()
+            .for_each(|x| out.extend(x.to_bits().to_le_bytes())),
+    }
+    out
+}
+
+fn chunks<const N: usize>(b: &[u8]) -> Option<Vec<[u8; N]>> {
+    if b.len() % N != 0 {
+        return None;
+    }
+    Some(
+        b.chunks_exact(N)
+            .map(|c| {
+                let mut a = [0u8; N];
+                a.copy_from_slice(c);
+                a
+            })
+            .collect(),
+    )
+}
+
+fn decode_value(ty: ValueType, b: &[u8]) -> Option<Value> {
+    let one = |n: usize| (b.len() == n).then_some(b);
+    Some(match ty {
+        ValueType::Bool => Value::Bool(one(1)?[0] != 0),
+        ValueType::I32 => Value::I32(i32::from_le_bytes(chunks::<4>(one(4)?)?[0])),
+        ValueType::U32 => Value::U32(u32::from_le_bytes(chunks::<4>(one(4)?)?[0])),
+        ValueType::I64 => Value::I64(i64::from_le_bytes(chunks::<8>(one(8)?)?[0])),
+        ValueType::U64 => Value::U64(u64::from_le_bytes(chunks::<8>(one(8)?)?[0])),
+        ValueType::F32 => Value::F32(f32::from_bits(u32::from_le_bytes(chunks::<4>(one(4)?)?[0]))),
+        ValueType::F64 => Value::F64(f64::from_bits(u64::from_le_bytes(chunks::<8>(one(8)?)?[0]))),
+        ValueType::String => Value::String(String::from_utf8(b.to_vec()).ok()?),
+        ValueType::Bytes => Value::Bytes(b.to_vec()),
+        ValueType::Strings => {
+            let mut items = Vec::new();
+            let mut at = 0usize;
+            while at < b.len() {
+                let len = u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?) as usize;
+                at += 4;
+                let s = b.get(at..at.checked_add(len)?)?;
+                items.push(String::from_utf8(s.to_vec()).ok()?);
+                at += len;
+            }
+            Value::Strings(items)
+        }
+        ValueType::VecI32 => Value::VecI32(
+            chunks::<4>(b)?
+                .into_iter()
+                .map(i32::from_le_bytes)
+                .collect(),
+        ),
+        ValueType::VecU32 => Value::VecU32(
+            chunks::<4>(b)?
+                .into_iter()
+                .map(u32::from_le_bytes)
+                .collect(),
+        ),
+        ValueType::VecI64 => Value::VecI64(
+            chunks::<8>(b)?
+                .into_iter()
+                .map(i64::from_le_bytes)
+                .collect(),
+        ),
+        ValueType::VecU64 => Value::VecU64(
+            chunks::<8>(b)?
+                .into_iter()
+                .map(u64::from_le_bytes)
+                .collect(),
+        ),
+        ValueType::VecF32 => Value::VecF32(
+            chunks::<4>(b)?
+                .into_iter()
+                .map(|a| f32::from_bits(u32::from_le_bytes(a)))
+                .collect(),
+        ),
+        ValueType::VecF64 => Value::VecF64(
+            chunks::<8>(b)?
+                .into_iter()
+                .map(|a| f64::from_bits(u64::from_le_bytes(a)))
+                .collect(),
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_keeps_nan_payloads_and_empty_values() {
+        let getters = vec![
+            ValueType::F32,
+            ValueType::F64,
+            ValueType::Strings,
+            ValueType::Bytes,
+            ValueType::VecF64,
+            ValueType::Bool,
+        ];
+        let mut keys = BTreeMap::new();
+        keys.insert(
+            b"k\xff;=,".to_vec(),
+            vec![
+                Some(Value::F32(f32::from_bits(0x7fc0_1234))),
+                Some(Value::F64(-0.0)),
+                Some(Value::Strings(vec![String::new(), "é".into()])),
+                Some(Value::Bytes(vec![])),
+                Some(Value::VecF64(vec![f64::from_bits(0x7ff8_0000_0000_0001)])),
+                None,
+            ],
+        );
+        keys.insert(Vec::new(), vec![None; 6]);
+        let reads = Reads { getters, keys };
+        let back = Reads::decode(&reads.encode()).unwrap();
+        assert_eq!(back, reads);
+        let Some(Value::F32(x)) = &back.keys[&b"k\xff;=,".to_vec()][0] else {
+            panic!()
+        };
+        assert_eq!(x.to_bits(), 0x7fc0_1234);
+        assert_eq!(Reads::decode("0;zz=1"), None);
+    }
+}

@@ -1,0 +1,473 @@
+//! The fault suite: seeded writer runs killed at random points, damaged copies of what they
+//! left, and for every resulting state the official library (each error strategy, in a child
+//! process) against the reader.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use mmkv_sys::ErrorStrategy;
+
+use crate::error::{Error, Result};
+use crate::fault::damage::Damage;
+use crate::fault::official::{
+    run_with_timeout, spawn_reads, strategy_name, OfficialOutcome, CHILD_TIMEOUT,
+};
+use crate::fault::reads::Reads;
+use crate::fault::verdict::{judge, Exception, ReaderOutcome, Verdict};
+use crate::fault::writer::{Kill, STORE_ID};
+use crate::kind::{Features, StoreKind};
+use crate::live::SplitMix;
+use crate::official::OfficialLib;
+use crate::real::RealReader;
+use crate::sys::SysLib;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct SuiteConfig {
+    /// The `faults` binary (child processes: writer and official reads).
+    pub exe: PathBuf,
+    /// Official versions to run (built tags).
+    pub tags: Vec<String>,
+    /// Number of damaged states to judge (spread over tags and store kinds).
+    pub states: usize,
+    /// Seed of everything (workloads, kill points, damage).
+    pub seed: u64,
+    /// Ops per writer run.
+    pub ops: usize,
+    /// States derived from each writer run (the run's own state included).
+    pub per_base: usize,
+    /// Where states that disagree (or crash the official library) are saved.
+    pub save: Option<PathBuf>,
+    /// The reader under test ([`read_reader`]; tests inject broken ones).
+    pub reader: ReaderFn,
+}
+
+/// A reader under test: reads the store in a folder as `kind` with the getters of `features`.
+pub type ReaderFn = fn(&Path, StoreKind, &Features) -> ReaderOutcome;
+
+impl SuiteConfig {
+    /// Defaults: every built tag, `states` states, seed 1, 120 ops, 6 states per writer run,
+    /// failures saved under `<failures root>/faults` (see [`crate::run::failures_root`]).
+    pub fn new(exe: PathBuf, states: usize) -> SuiteConfig {
+        SuiteConfig {
+            exe,
+            tags: mmkv_sys::built_versions()
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            states,
+            seed: 1,
+            ops: 120,
+            per_base: 6,
+            save: Some(crate::run::failures_root().join("faults")),
+            reader: read_reader,
+        }
+    }
+}
+
+/// One judged state.
+#[derive(Debug, Clone)]
+pub struct StateRecord {
+    /// Index in the run.
+    pub index: usize,
+    /// Official version that wrote it and reads it back.
+    pub tag: String,
+    /// Store configuration.
+    pub kind: StoreKind,
+    /// Seed of the writer run.
+    pub writer_seed: u64,
+    /// How the writer died.
+    pub kill: Kill,
+    /// Damage applied afterwards.
+    pub damage: Damage,
+    /// What the reader did (`Ok(n keys)` or its error).
+    pub reader: std::result::Result<usize, String>,
+    /// Verdict per official strategy.
+    pub verdicts: Vec<(ErrorStrategy, Verdict)>,
+    /// Where the state was saved (disagreements and upstream findings).
+    pub saved: Option<PathBuf>,
+}
+
+impl StateRecord {
+    /// One line: index, tag, kind, kill, damage, verdicts.
+    pub fn line(&self) -> String {
+        let v: Vec<String> = self
+            .verdicts
+            .iter()
+            .map(|(s, v)| format!("{}={v}", strategy_name(*s)))
+            .collect();
+        format!(
+            "#{} {} {} seed {} kill {} damage [{}] reader {} | {}",
+            self.index,
+            self.tag,
+            self.kind,
+            self.writer_seed,
+            self.kill.arg(),
+            self.damage,
+            match &self.reader {
+                Ok(n) => format!("{n} keys"),
+                Err(e) => format!("error ({e})"),
+            },
+            v.join(" ")
+        )
+    }
+
+    /// True when some verdict is an unexplained difference.
+    pub fn disagrees(&self) -> bool {
+        self.verdicts
+            .iter()
+            .any(|(_, v)| matches!(v, Verdict::Disagree(_)))
+    }
+}
+
+/// The result of a suite run.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    /// Every judged state.
+    pub records: Vec<StateRecord>,
+    /// Writer runs performed.
+    pub writer_runs: usize,
+    /// Writer runs that ended by SIGKILL.
+    pub killed_runs: usize,
+}
+
+impl Summary {
+    /// Number of judged states.
+    pub fn states(&self) -> usize {
+        self.records.len()
+    }
+
+    /// States with an unexplained difference.
+    pub fn disagreements(&self) -> Vec<&StateRecord> {
+        self.records.iter().filter(|r| r.disagrees()).collect()
+    }
+
+    /// States where the official library crashed, hung or failed.
+    pub fn upstream(&self) -> Vec<&StateRecord> {
+        self.records
+            .iter()
+            .filter(|r| {
+                r.verdicts
+                    .iter()
+                    .any(|(_, v)| matches!(v, Verdict::Upstream(_)))
+            })
+            .collect()
+    }
+
+    /// Verdict label -> count, per strategy (`discard agree` ...).
+    pub fn counts(&self) -> BTreeMap<String, usize> {
+        let mut m = BTreeMap::new();
+        for r in &self.records {
+            for (s, v) in &r.verdicts {
+                *m.entry(format!("{} {}", strategy_name(*s), v.label()))
+                    .or_insert(0) += 1;
+            }
+        }
+        m
+    }
+
+    /// Human-readable summary (counts, then every disagreement and upstream finding).
+    pub fn render(&self) -> String {
+        let mut s = format!(
+            "fault suite: {} states judged ({} writer runs, {} killed by SIGKILL)\n",
+            self.states(),
+            self.writer_runs,
+            self.killed_runs
+        );
+        let mut per_tag: BTreeMap<&str, usize> = BTreeMap::new();
+        for r in &self.records {
+            *per_tag.entry(r.tag.as_str()).or_insert(0) += 1;
+        }
+        let tags: Vec<String> = per_tag.iter().map(|(t, n)| format!("{t}: {n}")).collect();
+        s.push_str(&format!("  per version: {}\n", tags.join(", ")));
+        for (k, n) in self.counts() {
+            s.push_str(&format!("  {k}: {n}\n"));
+        }
+        for r in self.upstream() {
+            s.push_str(&format!("  upstream finding: {}\n", r.line()));
+        }
+        for r in self.disagreements() {
+            s.push_str(&format!("  DISAGREEMENT: {}\n", r.line()));
+            if let Some(p) = &r.saved {
+                s.push_str(&format!("    saved in {}\n", p.display()));
+            }
+        }
+        s
+    }
+}
+
+fn copy_store(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).map_err(|e| Error::io(to, e))?;
+    for name in [STORE_ID.to_string(), format!("{STORE_ID}.crc")] {
+        let src = from.join(&name);
+        if src.exists() {
+            std::fs::copy(&src, to.join(&name)).map_err(|e| Error::io(&src, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Extends the files of store `id` in `dir` as the official library does when it opens them
+/// (see [`Exception::ZeroFill`]): a missing or short file grows with zeros to the next page.
+pub fn zero_fill_like_official(dir: &Path, id: &str) -> Result<()> {
+    let page = rustix::param::page_size() as u64;
+    for name in [id.to_string(), format!("{id}.crc")] {
+        let p = dir.join(name);
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&p)
+            .map_err(|e| Error::io(&p, e))?;
+        let len = f.metadata().map_err(|e| Error::io(&p, e))?.len();
+        if len == 0 || len % page != 0 {
+            f.set_len((len / page + 1) * page)
+                .map_err(|e| Error::io(&p, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// The reader on the store in `dir`: `Store::open` and every getter of every key.
+pub fn read_reader(dir: &Path, kind: StoreKind, features: &Features) -> ReaderOutcome {
+    RealReader::new()
+        .open_store(&dir.join(STORE_ID), kind.crypt_key(), kind.aes256())
+        .map(|s| Reads::of_snapshot(&s.snapshot(), features))
+        .map_err(|e| e.to_string())
+}
+
+/// Judges one (state, strategy), trying the exceptions on a difference. `discard` is the
+/// official discard outcome of the same state (for [`Exception::RecoverNotInReader`]).
+#[allow(clippy::too_many_arguments)]
+pub fn classify(
+    reader_fn: ReaderFn,
+    features: &Features,
+    dir: &Path,
+    kind: StoreKind,
+    strategy: ErrorStrategy,
+    official: &OfficialOutcome,
+    discard: &OfficialOutcome,
+    reader: &ReaderOutcome,
+    scratch: &Path,
+) -> Result<Verdict> {
+    let v = judge(features, official, reader);
+    if !matches!(v, Verdict::Disagree(_)) {
+        return Ok(v);
+    }
+    let ok = |v: &Verdict| matches!(v, Verdict::Agree | Verdict::RefusedDiscarded);
+    if strategy == ErrorStrategy::Recover && official != discard {
+        let d = classify(
+            reader_fn,
+            features,
+            dir,
+            kind,
+            ErrorStrategy::Discard,
+            discard,
+            discard,
+            reader,
+            scratch,
+        )?;
+        if ok(&d) || d == Verdict::Exception(Exception::ZeroFill) {
+            return Ok(Verdict::Exception(Exception::RecoverNotInReader));
+        }
+    }
+    let filled = scratch.join("zero-filled");
+    let _ = std::fs::remove_dir_all(&filled);
+    copy_store(dir, &filled)?;
+    zero_fill_like_official(&filled, STORE_ID)?;
+    let zr = reader_fn(&filled, kind, features);
+    if ok(&judge(features, official, &zr)) {
+        return Ok(Verdict::Exception(Exception::ZeroFill));
+    }
+    Ok(v)
+}
+
+fn run_writer_child(
+    exe: &Path,
+    tag: &str,
+    dir: &Path,
+    kind: StoreKind,
+    seed: u64,
+    ops: usize,
+    kill: Kill,
+) -> Result<bool> {
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("write")
+        .args(["--tag", tag, "--kind", kind.id()])
+        .arg("--dir")
+        .arg(dir)
+        .args([
+            "--seed",
+            &seed.to_string(),
+            "--ops",
+            &ops.to_string(),
+            "--kill",
+            &kill.arg(),
+        ]);
+    let (status, _out, err) = run_with_timeout(cmd, CHILD_TIMEOUT)?;
+    use std::os::unix::process::ExitStatusExt;
+    match status {
+        Some(st) if st.success() && kill == Kill::Never => Ok(false),
+        Some(st) if st.signal() == Some(9) && kill != Kill::Never => Ok(true),
+        other => Err(Error::Other(format!(
+            "writer {tag} {kind} seed {seed} kill {}: {other:?}, stderr: {}",
+            kill.arg(),
+            err.trim()
+        ))),
+    }
+}
+
+fn region_len(dir: &Path) -> (u64, u64) {
+    let data = std::fs::read(dir.join(STORE_ID)).unwrap_or_default();
+    let meta = std::fs::read(dir.join(format!("{STORE_ID}.crc"))).unwrap_or_default();
+    let header = data
+        .get(..4)
+        .map(|h| u32::from_le_bytes([h[0], h[1], h[2], h[3]]))
+        .unwrap_or(0);
+    let version = meta
+        .get(4..8)
+        .map(|h| u32::from_le_bytes([h[0], h[1], h[2], h[3]]))
+        .unwrap_or(0);
+    let meta_size = meta
+        .get(28..32)
+        .map(|h| u32::from_le_bytes([h[0], h[1], h[2], h[3]]))
+        .unwrap_or(0);
+    let size = if version >= 3 { meta_size } else { header };
+    (data.len() as u64, u64::from(size))
+}
+
+/// Runs the suite; `progress` is called after every judged state.
+pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> Result<Summary> {
+    // (tag, recover supported, features, kind), interleaved so that consecutive writer runs
+    // go to different versions: every version is reached within the first runs.
+    let mut per_tag = Vec::new();
+    for tag in &cfg.tags {
+        let lib = SysLib::load(tag)?;
+        let features = lib.features();
+        let kinds: Vec<StoreKind> = StoreKind::ALL
+            .into_iter()
+            .filter(|k| k.supported_by(&features))
+            .collect();
+        per_tag.push((
+            tag.clone(),
+            lib.official().capabilities().error_strategy,
+            features,
+            kinds,
+        ));
+    }
+    let rounds = per_tag.iter().map(|t| t.3.len()).max().unwrap_or(0);
+    let mut libs = Vec::new();
+    for round in 0..rounds {
+        for (tag, rec, features, kinds) in &per_tag {
+            libs.push((tag.clone(), *rec, *features, kinds[round % kinds.len()]));
+        }
+    }
+    if libs.is_empty() {
+        return Err(Error::Other(
+            "fault suite: no official version built".into(),
+        ));
+    }
+    let work = tempfile::Builder::new()
+        .prefix("mmkv-faults")
+        .tempdir()
+        .map_err(|e| Error::io(std::env::temp_dir(), e))?;
+    let mut rng = SplitMix::new(cfg.seed);
+    let mut summary = Summary::default();
+    let mut base_no = 0usize;
+    while summary.records.len() < cfg.states {
+        let (tag, can_recover, features, kind) = libs[base_no % libs.len()].clone();
+        base_no += 1;
+        let writer_seed = rng.next_u64();
+        let kill = match rng.below(10) {
+            0..=2 => Kill::Never,
+            3..=5 => Kill::BeforeOp(rng.below(cfg.ops as u64) as usize),
+            _ => Kill::During(rng.below(cfg.ops as u64) as usize, rng.below(3000)),
+        };
+        let base = work.path().join(format!("base-{base_no}"));
+        std::fs::create_dir_all(&base).map_err(|e| Error::io(&base, e))?;
+        let killed = run_writer_child(&cfg.exe, &tag, &base, kind, writer_seed, cfg.ops, kill)?;
+        summary.writer_runs += 1;
+        summary.killed_runs += usize::from(killed);
+        let (data_len, region) = region_len(&base);
+        for j in 0..cfg.per_base {
+            if summary.records.len() >= cfg.states {
+                break;
+            }
+            let damage = if j == 0 && killed {
+                Damage::default()
+            } else {
+                Damage::choose(&mut rng, data_len, region)
+            };
+            let index = summary.records.len();
+            let sdir = work.path().join(format!("state-{index}"));
+            copy_store(&base, &sdir)?;
+            damage.apply(&sdir, STORE_ID)?;
+            let reader = (cfg.reader)(&sdir, kind, &features);
+            let mut strategies = vec![ErrorStrategy::Discard];
+            if can_recover {
+                strategies.push(ErrorStrategy::Recover);
+            }
+            let mut dirs = Vec::new();
+            for s in &strategies {
+                let d = work
+                    .path()
+                    .join(format!("official-{index}-{}", strategy_name(*s)));
+                copy_store(&sdir, &d)?;
+                dirs.push(d);
+            }
+            let runs: Vec<(ErrorStrategy, &Path)> = strategies
+                .iter()
+                .copied()
+                .zip(dirs.iter().map(|d| d.as_path()))
+                .collect();
+            let outcomes = spawn_reads(&cfg.exe, &tag, kind, &runs)?;
+            let mut verdicts = Vec::new();
+            for (s, o) in strategies.iter().zip(&outcomes) {
+                let v = classify(
+                    cfg.reader,
+                    &features,
+                    &sdir,
+                    kind,
+                    *s,
+                    o,
+                    &outcomes[0],
+                    &reader,
+                    work.path(),
+                )?;
+                verdicts.push((*s, v));
+            }
+            let mut rec = StateRecord {
+                index,
+                tag: tag.clone(),
+                kind,
+                writer_seed,
+                kill,
+                damage,
+                reader: reader.as_ref().map(|r| r.len()).map_err(|e| e.clone()),
+                verdicts,
+                saved: None,
+            };
+            let interesting = rec.disagrees()
+                || rec
+                    .verdicts
+                    .iter()
+                    .any(|(_, v)| matches!(v, Verdict::Upstream(_)));
+            if let (true, Some(root)) = (interesting, &cfg.save) {
+                let to = root.join(format!("{}-{}-{index}", tag, kind));
+                let _ = std::fs::remove_dir_all(&to);
+                copy_store(&base, &to.join("before-damage"))?;
+                copy_store(&sdir, &to.join("state"))?;
+                let text = format!("{}\n", rec.line());
+                std::fs::write(to.join("verdict.txt"), text).map_err(|e| Error::io(&to, e))?;
+                rec.saved = Some(to);
+            }
+            for d in dirs.iter().chain([&sdir]) {
+                let _ = std::fs::remove_dir_all(d);
+            }
+            progress(&rec);
+            summary.records.push(rec);
+        }
+        let _ = std::fs::remove_dir_all(&base);
+    }
+    Ok(summary)
+}

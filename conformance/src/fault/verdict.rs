@@ -1,0 +1,221 @@
+//! Judging one damaged state: the official outcome against the reader's, and the table of
+//! known, explained differences ([`EXCEPTIONS`]). Anything else is a disagreement, which
+//! fails the suite.
+
+use std::fmt;
+
+use crate::compare::agrees;
+use crate::fault::official::OfficialOutcome;
+use crate::fault::reads::Reads;
+use crate::kind::Features;
+use crate::value::show;
+
+/// A known difference between the official library and the reader on damaged files, with
+/// the reason it is accepted. Each is recognised by a precise check (see
+/// [`crate::fault::suite`]), never by "anything that differs".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Exception {
+    /// The official library maps both files page by page and, on open, extends a file whose
+    /// size is below its expected size or not a multiple of the page size with zeros
+    /// (`MemoryFile::reloadFromFile` → `truncate`), so a truncated meta file reads as
+    /// zero-filled fields and a truncated data file as zero bytes up to the page. The reader
+    /// reads the files as they are (a short meta is `MetaTooShort`, a region past the end is
+    /// `ActualSizeBeyondFile`). Recognised when the reader, given the same files zero-extended
+    /// the way the official library extends them, reads exactly what the official library read.
+    ZeroFill,
+    /// The official `OnErrorRecover` keeps what it can parse of a region that failed its
+    /// checks; the reader path compared here has no recover strategy (the strategy-aware
+    /// region locator is not in this build). Recognised when official recover and official
+    /// discard read different things and the reader agrees with official discard.
+    RecoverNotInReader,
+}
+
+/// Every exception, for the README table and the summary.
+pub const EXCEPTIONS: [Exception; 2] = [Exception::ZeroFill, Exception::RecoverNotInReader];
+
+impl Exception {
+    /// Short code used in reports.
+    pub fn code(self) -> &'static str {
+        match self {
+            Exception::ZeroFill => "zero-fill",
+            Exception::RecoverNotInReader => "recover-not-in-reader",
+        }
+    }
+
+    /// Why the difference is accepted (one line).
+    pub fn why(self) -> &'static str {
+        match self {
+            Exception::ZeroFill => {
+                "official zero-extends short meta/data files to the page before deciding; the reader reads files as they are"
+            }
+            Exception::RecoverNotInReader => {
+                "official OnErrorRecover keeps a damaged region's parsable records; the compared reader path has no recover strategy"
+            }
+        }
+    }
+}
+
+/// The verdict on one (state, strategy).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Same keys, and every getter agrees on every key.
+    Agree,
+    /// The reader refused the store (typed error) where the official library discarded it
+    /// (opened it empty): both expose no key.
+    RefusedDiscarded,
+    /// A difference from the exceptions table.
+    Exception(Exception),
+    /// The official library crashed, hung or failed: an upstream finding, not a reader failure.
+    Upstream(String),
+    /// An unexplained difference: fails the suite (details).
+    Disagree(String),
+}
+
+impl Verdict {
+    /// Short label for summaries.
+    pub fn label(&self) -> String {
+        match self {
+            Verdict::Agree => "agree".into(),
+            Verdict::RefusedDiscarded => "refused=discarded".into(),
+            Verdict::Exception(e) => format!("exception:{}", e.code()),
+            Verdict::Upstream(_) => "upstream-finding".into(),
+            Verdict::Disagree(_) => "DISAGREE".into(),
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Verdict::Upstream(s) | Verdict::Disagree(s) => write!(f, "{}: {s}", self.label()),
+            _ => f.write_str(&self.label()),
+        }
+    }
+}
+
+/// The differences between two read sets, at most `max` lines (empty when they agree).
+pub fn diff_reads(
+    features: &Features,
+    official: &Reads,
+    reader: &Reads,
+    max: usize,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let lossy = |k: &[u8]| String::from_utf8_lossy(k).into_owned();
+    for k in official
+        .keys
+        .keys()
+        .filter(|k| !reader.keys.contains_key(*k))
+    {
+        out.push(format!("key {:?}: official has it, reader not", lossy(k)));
+    }
+    for k in reader
+        .keys
+        .keys()
+        .filter(|k| !official.keys.contains_key(*k))
+    {
+        out.push(format!("key {:?}: reader has it, official not", lossy(k)));
+    }
+    for (k, o) in &official.keys {
+        let Some(r) = reader.keys.get(k) else {
+            continue;
+        };
+        for (i, ty) in official.getters.iter().enumerate() {
+            let ri = reader.getters.iter().position(|t| t == ty);
+            let rv = ri.and_then(|i| r.get(i)).cloned().flatten();
+            let ov = o.get(i).cloned().flatten();
+            if !agrees(features, *ty, &ov, &rv) {
+                out.push(format!(
+                    "key {:?} get {ty}: official {} | reader {}",
+                    lossy(k),
+                    show(&ov),
+                    show(&rv)
+                ));
+            }
+        }
+    }
+    out.truncate(max);
+    out
+}
+
+/// The reader's side of a state: its reads, or the typed error it refused the store with.
+pub type ReaderOutcome = std::result::Result<Reads, String>;
+
+/// Judges one state without exceptions: agree, refused = discarded, upstream, or a
+/// difference (returned as `Disagree` for the caller to try the exceptions on).
+pub fn judge(features: &Features, official: &OfficialOutcome, reader: &ReaderOutcome) -> Verdict {
+    match (official, reader) {
+        (OfficialOutcome::Crashed(s), _) => Verdict::Upstream(format!("official crashed: {s}")),
+        (OfficialOutcome::Hung, _) => Verdict::Upstream("official hung".into()),
+        (OfficialOutcome::Failed(s), _) => Verdict::Upstream(format!("official failed: {s}")),
+        (OfficialOutcome::Read(o), Err(e)) => {
+            if o.is_empty() {
+                Verdict::RefusedDiscarded
+            } else {
+                Verdict::Disagree(format!(
+                    "reader refused ({e}), official read {} keys",
+                    o.len()
+                ))
+            }
+        }
+        (OfficialOutcome::Read(o), Ok(r)) => {
+            let d = diff_reads(features, o, r, 6);
+            if d.is_empty() {
+                Verdict::Agree
+            } else {
+                Verdict::Disagree(format!(
+                    "official {} keys, reader {} keys: {}",
+                    o.len(),
+                    r.len(),
+                    d.join("; ")
+                ))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::{Value, ValueType};
+
+    fn reads(pairs: &[(&str, i32)]) -> Reads {
+        Reads {
+            getters: vec![ValueType::I32],
+            keys: pairs
+                .iter()
+                .map(|(k, v)| (k.as_bytes().to_vec(), vec![Some(Value::I32(*v))]))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn judge_separates_agreement_refusal_and_difference() {
+        let f = Features::from_tag("v2.0.0").unwrap();
+        let a = reads(&[("a", 1), ("b", 2)]);
+        let off = OfficialOutcome::Read(a.clone());
+        assert_eq!(judge(&f, &off, &Ok(a.clone())), Verdict::Agree);
+        assert!(matches!(
+            judge(&f, &off, &Ok(reads(&[("a", 1)]))),
+            Verdict::Disagree(_)
+        ));
+        assert!(matches!(
+            judge(&f, &off, &Ok(reads(&[("a", 1), ("b", 3)]))),
+            Verdict::Disagree(_)
+        ));
+        assert!(matches!(
+            judge(&f, &off, &Err("crc".into())),
+            Verdict::Disagree(_)
+        ));
+        let empty = OfficialOutcome::Read(reads(&[]));
+        assert_eq!(
+            judge(&f, &empty, &Err("crc".into())),
+            Verdict::RefusedDiscarded
+        );
+        assert!(matches!(judge(&f, &empty, &Ok(a)), Verdict::Disagree(_)));
+        assert!(matches!(
+            judge(&f, &OfficialOutcome::Hung, &Err(String::new())),
+            Verdict::Upstream(_)
+        ));
+    }
+}

@@ -1,0 +1,101 @@
+//! Differential under faults (CI size): seeded writers killed with SIGKILL, truncated and
+//! bit-flipped stores, every state reopened by the official library of every built version
+//! with each error strategy (in child processes) and compared with the reader.
+//! `FAULT_STATES` sets the number of states (default 160; `faults run` does >= 1,000).
+
+use std::path::{Path, PathBuf};
+
+use conformance::fault::suite::{read_reader, run_suite, SuiteConfig};
+use conformance::fault::verdict::{ReaderOutcome, Verdict};
+use conformance::{Features, StoreKind};
+
+fn config(states: usize) -> Option<SuiteConfig> {
+    if mmkv_sys::built_versions().is_empty() {
+        eprintln!("no official version built (MMKV_VERSIONS=none): nothing to compare against");
+        return None;
+    }
+    Some(SuiteConfig::new(
+        PathBuf::from(env!("CARGO_BIN_EXE_faults")),
+        states,
+    ))
+}
+
+fn states() -> usize {
+    std::env::var("FAULT_STATES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(160)
+}
+
+#[test]
+fn reader_agrees_with_official_on_damaged_states() {
+    let Some(cfg) = config(states()) else { return };
+    let summary = run_suite(&cfg, |_| {}).unwrap();
+    println!("{}", summary.render());
+    assert_eq!(summary.states(), cfg.states, "the suite judged every state");
+    assert!(summary.killed_runs > 0, "some writers were killed");
+    // The comparison saw real data: most states are read with keys by both sides.
+    let agree_with_keys = summary
+        .records
+        .iter()
+        .filter(|r| matches!(r.reader, Ok(n) if n > 0))
+        .filter(|r| r.verdicts[0].1 == Verdict::Agree)
+        .count();
+    assert!(
+        agree_with_keys * 4 >= summary.states(),
+        "{agree_with_keys} states with keys agreed"
+    );
+    let bad = summary.disagreements();
+    assert!(
+        bad.is_empty(),
+        "{} disagreeing states:\n{}",
+        bad.len(),
+        summary.render()
+    );
+}
+
+/// A reader that ignores the official loader's last-confirmed fallback (refuses every store
+/// whose current CRC fails) must be caught on killed-writer states.
+fn no_fallback(dir: &Path, kind: StoreKind, f: &Features) -> ReaderOutcome {
+    let store = conformance::RealReader::new()
+        .open_store(&dir.join("faults"), kind.crypt_key(), kind.aes256())
+        .map_err(|e| e.to_string())?;
+    if store.snapshot().region_source() != mmkv_reader::RegionSource::Actual {
+        return Err("refused: no fallback".into());
+    }
+    read_reader(dir, kind, f)
+}
+
+/// A reader that drops one key of every non-empty store.
+fn drops_a_key(dir: &Path, kind: StoreKind, f: &Features) -> ReaderOutcome {
+    let mut r = read_reader(dir, kind, f)?;
+    if let Some(k) = r.keys.keys().next().cloned() {
+        r.keys.remove(&k);
+    }
+    Ok(r)
+}
+
+#[test]
+fn broken_readers_are_caught() {
+    let Some(mut cfg) = config(48) else { return };
+    cfg.save = None;
+    cfg.reader = drops_a_key;
+    let s = run_suite(&cfg, |_| {}).unwrap();
+    assert!(
+        !s.disagreements().is_empty(),
+        "a dropped key went unnoticed"
+    );
+
+    // Last-confirmed fallbacks happen when a writer dies between its data write and its meta
+    // update, or when the meta CRC is flipped: search a few seeds for one.
+    let Some(mut cfg) = config(200) else { return };
+    cfg.save = None;
+    cfg.reader = no_fallback;
+    let s = run_suite(&cfg, |_| {}).unwrap();
+    let fallbacks = s.records.iter().filter(|r| r.disagrees()).count();
+    assert!(
+        fallbacks > 0,
+        "a reader without the last-confirmed fallback went unnoticed:\n{}",
+        s.render()
+    );
+}

@@ -1,0 +1,46 @@
+//! Replays inputs of the `differential` target without libFuzzer and prints each verdict:
+//! `cargo run --release --no-default-features --features tools,official --bin diff-replay -- FILE_OR_DIR...`.
+//! Exit status 1 when an input disagrees.
+
+use std::path::{Path, PathBuf};
+
+use mmkv_reader_fuzz::differential::DiffHarness;
+
+fn files(p: &Path, out: &mut Vec<PathBuf>) {
+    if p.is_dir() {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(p)
+            .expect("read dir")
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        v.sort();
+        for f in v {
+            files(&f, out);
+        }
+    } else {
+        out.push(p.to_path_buf());
+    }
+}
+
+fn main() {
+    let mut inputs = Vec::new();
+    for a in std::env::args().skip(1) {
+        files(Path::new(&a), &mut inputs);
+    }
+    let mut h = DiffHarness::new();
+    let mut bad = 0;
+    let mut counts = std::collections::BTreeMap::new();
+    for f in &inputs {
+        let data = std::fs::read(f).expect("read input");
+        let r = h.judge(&data);
+        for (s, v) in &r.verdicts {
+            *counts.entry(format!("{s:?} {}", v.label())).or_insert(0usize) += 1;
+            if matches!(v, conformance::fault::verdict::Verdict::Disagree(_)) {
+                bad += 1;
+                println!("{}: {s:?} {v}", f.display());
+            }
+        }
+    }
+    eprintln!("{} inputs against official {}: {counts:?}", inputs.len(), h.tag());
+    std::process::exit(i32::from(bad > 0));
+}

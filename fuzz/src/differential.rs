@@ -1,0 +1,172 @@
+//! Differential fuzzing against the official library (as zlib-rs does against zlib): a
+//! mutated store (`[mode][meta len: u16 LE][meta][data]`, the `reload` input format, seeded
+//! from the golden corpora) is written to files, read by the reader, then opened by the
+//! official library of one version in this process, with the default strategy (discard) and
+//! with `OnErrorRecover`. The judgement is the fault suite's
+//! (`conformance::fault::suite::classify`): agreement, "reader refused = official discarded",
+//! or an entry of the exceptions table; anything else panics (libFuzzer saves the input).
+//! A crash or hang inside the official library also stops on the input: those artifacts are
+//! triaged as upstream findings (replay them with `replay differential FILE`, which runs the
+//! official side in a child process).
+
+use std::path::{Path, PathBuf};
+
+use conformance::fault::official::{read_official, OfficialOutcome};
+use conformance::fault::suite::{classify, read_reader};
+use conformance::fault::verdict::Verdict;
+use conformance::fault::writer::STORE_ID;
+use conformance::sys::SysLib;
+use conformance::StoreKind;
+use mmkv_sys::ErrorStrategy;
+
+use crate::harness::{decode_reload_input, Mode};
+
+/// The official version of the differential target: `$MMKV_DIFF_TAG`, else v2.4.2 when built,
+/// else the newest built version.
+pub fn official_tag() -> Option<String> {
+    if let Ok(t) = std::env::var("MMKV_DIFF_TAG") {
+        return Some(t);
+    }
+    let built = mmkv_sys::built_versions();
+    if built.contains(&"v2.4.2") {
+        return Some("v2.4.2".into());
+    }
+    built.last().map(|s| s.to_string())
+}
+
+/// The store kind of an input mode (same keys as the golden corpora).
+pub fn kind_of(mode: Mode) -> StoreKind {
+    match mode {
+        Mode::Plain => StoreKind::Plain,
+        Mode::Aes128 => StoreKind::Aes128,
+        Mode::Aes256 => StoreKind::Aes256,
+    }
+}
+
+/// What one input gave.
+#[derive(Debug, Clone)]
+pub struct DiffResult {
+    /// Verdict per strategy.
+    pub verdicts: Vec<(ErrorStrategy, Verdict)>,
+    /// Keys the reader read (`None`: it refused).
+    pub reader_keys: Option<usize>,
+}
+
+/// The differential harness: one official version, a scratch folder (in `/dev/shm` when
+/// available).
+pub struct DiffHarness {
+    lib: SysLib,
+    dir: PathBuf,
+    n: u64,
+}
+
+fn write_pair(dir: &Path, meta: &[u8], data: &[u8]) {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).expect("scratch dir");
+    std::fs::write(dir.join(STORE_ID), data).expect("write data");
+    std::fs::write(dir.join(format!("{STORE_ID}.crc")), meta).expect("write meta");
+}
+
+impl DiffHarness {
+    /// Loads the official version ([`official_tag`]); with `$MMKV_DIFF_LIB`, that shim library
+    /// (e.g. one built by the workspace, so the fuzz build needs no C++ build:
+    /// `MMKV_VERSIONS=none`), under the tag `$MMKV_DIFF_TAG` (default v2.4.2).
+    pub fn new() -> DiffHarness {
+        let lib = match std::env::var_os("MMKV_DIFF_LIB") {
+            Some(path) => {
+                let tag = std::env::var("MMKV_DIFF_TAG").unwrap_or_else(|_| "v2.4.2".into());
+                let official = mmkv_sys::Official::load_from_path(&tag, Path::new(&path))
+                    .expect("load MMKV_DIFF_LIB");
+                SysLib::new(official)
+            }
+            None => {
+                let tag = official_tag().expect("no official version built into mmkv-sys");
+                SysLib::load(&tag).expect("load official library")
+            }
+        };
+        let base = if Path::new("/dev/shm").is_dir() {
+            PathBuf::from("/dev/shm")
+        } else {
+            std::env::temp_dir()
+        };
+        let dir = base.join(format!("mmkv-diff-fuzz-{}", std::process::id()));
+        DiffHarness { lib, dir, n: 0 }
+    }
+
+    /// The official version's tag.
+    pub fn tag(&self) -> String {
+        conformance::official::OfficialLib::tag(&self.lib).to_string()
+    }
+
+    /// Judges one input; never panics on a disagreement (see [`DiffHarness::run`]).
+    pub fn judge(&mut self, input: &[u8]) -> DiffResult {
+        let (mode, meta, data) = decode_reload_input(input);
+        let kind = kind_of(mode);
+        let features = conformance::official::OfficialLib::features(&self.lib);
+        self.n += 1;
+        let state = self.dir.join("state");
+        write_pair(&state, meta, data);
+        let reader = read_reader(&state, kind, &features);
+        let mut strategies = vec![ErrorStrategy::Discard];
+        if self.lib.official().capabilities().error_strategy {
+            strategies.push(ErrorStrategy::Recover);
+        }
+        let mut outcomes = Vec::new();
+        for (i, s) in strategies.iter().enumerate() {
+            // A fresh folder per open: the official instance cache is keyed by (folder, id).
+            let d = self.dir.join(format!("official-{}-{i}", self.n));
+            write_pair(&d, meta, data);
+            let o = match read_official(&self.lib, &d, kind, *s) {
+                Ok(r) => OfficialOutcome::Read(r),
+                Err(e) => OfficialOutcome::Failed(e.to_string()),
+            };
+            let _ = std::fs::remove_dir_all(&d);
+            outcomes.push(o);
+        }
+        let verdicts = strategies
+            .iter()
+            .zip(&outcomes)
+            .map(|(s, o)| {
+                let v = classify(
+                    read_reader,
+                    &features,
+                    &state,
+                    kind,
+                    *s,
+                    o,
+                    &outcomes[0],
+                    &reader,
+                    &self.dir,
+                )
+                .unwrap_or_else(|e| Verdict::Disagree(format!("harness error: {e}")));
+                (*s, v)
+            })
+            .collect();
+        DiffResult {
+            verdicts,
+            reader_keys: reader.as_ref().ok().map(|r| r.len()),
+        }
+    }
+
+    /// Judges one input and panics on an unexplained difference.
+    pub fn run(&mut self, input: &[u8]) {
+        let r = self.judge(input);
+        for (s, v) in &r.verdicts {
+            if let Verdict::Disagree(d) = v {
+                panic!("official {} {:?} disagrees with the reader: {d}", self.tag(), s);
+            }
+        }
+    }
+}
+
+impl Default for DiffHarness {
+    fn default() -> Self {
+        DiffHarness::new()
+    }
+}
+
+impl Drop for DiffHarness {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
