@@ -51,8 +51,15 @@
 //! * [`Store::snapshot`] → [`Snapshot`]: owned (`Arc`), `Clone + Send + Sync`, may be kept for
 //!   as long as wanted; taking and dropping one costs an atomic increment and decrement.
 //! * [`Store::view`] → [`SnapshotRef<'_>`](SnapshotRef): borrowed from the store and meant to be
-//!   short-lived (a read or a few); it keeps the lock-free pointer's guard instead of an `Arc`,
-//!   so a zero-copy `store.view().get_bytes(key)` costs about what a scalar copy getter does.
+//!   short-lived (a read or a few); it borrows the snapshot the calling thread caches for the
+//!   store instead of taking an `Arc`, so a zero-copy `store.view().get_bytes(key)` costs about
+//!   what a scalar copy getter does.
+//!
+//! Each thread that reads a store caches the snapshot it last read (in a slot the store owns):
+//! an unchanged read compares that snapshot's meta triple with the mapped meta file and reads
+//! it in place, with no atomic read-modify-write and no write to memory another thread uses,
+//! so reader threads scale. A thread's cached snapshot is released by its next read after a
+//! change, or when the store is dropped.
 //!
 //! # Getter semantics
 //!
@@ -91,6 +98,7 @@ pub mod decode;
 mod error;
 mod fsio;
 mod load;
+mod local;
 pub mod locate;
 pub mod meta;
 pub mod raw;

@@ -73,7 +73,32 @@ impl Level {
     }
     #[inline]
     fn find(&self, h: u64, key: &[u8]) -> Option<&Entry> {
-        self.table.find(h, |e| self.key(e) == key)
+        self.table.find(h, |e| key_eq(self.key(e), key))
+    }
+}
+
+/// `a == b`, with keys of 4 to 16 bytes (the usual MMKV key) compared by two overlapping
+/// word loads inline instead of a `memcmp` call.
+#[inline(always)]
+fn key_eq(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word = |s: &[u8], at: usize| -> u64 {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&s[at..at + 8]);
+        u64::from_ne_bytes(w)
+    };
+    let half = |s: &[u8], at: usize| -> u32 {
+        let mut w = [0u8; 4];
+        w.copy_from_slice(&s[at..at + 4]);
+        u32::from_ne_bytes(w)
+    };
+    match n {
+        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
+        _ => a == b,
     }
 }
 
@@ -286,12 +311,19 @@ impl SnapshotData {
     /// The stored value bytes of a live key (expire suffix included), ignoring expiration.
     #[inline]
     pub(crate) fn stored(&self, key: &[u8]) -> Option<&[u8]> {
+        let h = self.hasher.hash_one(key);
         if self.levels.len() == 1 {
             let lvl = &*self.base;
-            let h = self.hasher.hash_one(key);
             return lvl.find(h, key).map(|e| lvl.val(e));
         }
-        self.find_raw_hashed(self.hasher.hash_one(key), key)
+        self.stored_in_levels(h, key)
+    }
+
+    /// [`SnapshotData::stored`] with more than one level, kept out of line so the
+    /// single-level lookup stays small.
+    #[inline(never)]
+    fn stored_in_levels(&self, h: u64, key: &[u8]) -> Option<&[u8]> {
+        self.find_raw_hashed(h, key)
     }
 
     /// Payload and expire time of a stored value under this snapshot's mode.
@@ -312,6 +344,13 @@ impl SnapshotData {
         if !self.key_expire {
             return Some(v);
         }
+        self.unexpired(v)
+    }
+
+    /// The payload of stored value `v` of a key-expiring store, `None` when expired (out of
+    /// line: the clock call keeps registers busy that the lookup wants).
+    #[inline(never)]
+    fn unexpired<'a>(&self, v: &'a [u8]) -> Option<&'a [u8]> {
         let (p, t) = self.split(v);
         if t != 0 && t <= self.clock.now_secs() {
             None
@@ -469,21 +508,20 @@ impl std::ops::Deref for Snapshot {
 
 /// A short-lived borrowed handle on the current state of a store
 /// ([`Store::view`](crate::Store::view)): the same getters as [`Snapshot`] (it dereferences to
-/// [`SnapshotData`] too), but it keeps `arc_swap`'s lightweight guard instead of cloning the
-/// `Arc`, so taking and dropping it costs no reference-count traffic. It borrows the store, so
-/// it cannot outlive it; hold it for a read or a few, not for long (a thread holding many
-/// guards at once makes further ones fall back to reference counting). Use
-/// [`SnapshotRef::to_snapshot`] to keep the state longer.
+/// [`SnapshotData`] too), but it borrows the snapshot the calling thread already caches for
+/// the store, so taking and dropping it costs no atomic operation. It borrows the store, so it
+/// cannot outlive it, and it stays on its thread (not `Send`). Hold it for a read or a few,
+/// not for long: while one is alive on a thread, that thread's reads of a changed store fall
+/// back to reference counting. Use [`SnapshotRef::to_snapshot`] to keep the state longer.
 pub struct SnapshotRef<'a> {
-    pub(crate) guard: arc_swap::Guard<Arc<SnapshotData>>,
-    pub(crate) _store: std::marker::PhantomData<&'a crate::Store>,
+    pub(crate) pin: crate::local::Pinned<'a>,
 }
 
 impl std::ops::Deref for SnapshotRef<'_> {
     type Target = SnapshotData;
     #[inline]
     fn deref(&self) -> &SnapshotData {
-        &self.guard
+        &self.pin
     }
 }
 
@@ -491,7 +529,7 @@ impl SnapshotRef<'_> {
     /// An owned [`Snapshot`] of the same state (one reference-count increment).
     pub fn to_snapshot(&self) -> Snapshot {
         Snapshot {
-            inner: Arc::clone(&self.guard),
+            inner: self.pin.to_arc(),
         }
     }
 }

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
 use memmap2::Mmap;
+use thread_local::ThreadLocal;
 
 use crate::clock::{Clock, SystemClock};
 use crate::cryptkey::CryptKey;
@@ -14,6 +15,7 @@ use crate::crypto::CfbDecryptor;
 use crate::error::{Error, Result};
 use crate::fsio::{meta_path, open_regular, DataFile, Which, DEFAULT_LOCK_TIMEOUT};
 use crate::load::{actual_size, consistent, fits, read_header, ReadSync, RegionSource, HEADER};
+use crate::local::{Pinned, Slot};
 use crate::locate::{Rules, Strategy};
 use crate::meta::{MetaInfo, META_SIZE, OFF_ACTUAL_SIZE, OFF_CRC, OFF_SEQUENCE};
 use crate::snapshot::{BuildInfo, Snapshot, SnapshotData, SnapshotRef, Triple};
@@ -139,10 +141,12 @@ struct ReloadState {
 /// An open MMKV store (data file `PATH`, meta file `PATH.crc`), read-only.
 ///
 /// Every read first compares (crc digest, actual size, sequence) in the memory-mapped meta
-/// file with the current snapshot's; when they are equal (the common case) the read is a
-/// lock-free hash lookup with no system call and no allocation (copy getters allocate only
-/// their result). When they differ the store reloads under a shared `flock` on the meta file,
-/// verifies the CRC and swaps in a new snapshot; a failed reload keeps the previous snapshot
+/// file with the snapshot the calling thread cached for this store; when they are equal (the
+/// common case) the read is a hash lookup in that snapshot with no lock, no atomic
+/// read-modify-write, no system call and no allocation (copy getters allocate only their
+/// result). When they differ, the thread takes the store's current snapshot, and when that
+/// one differs too the store reloads under a shared `flock` on the meta file, verifies the CRC
+/// and swaps in a new snapshot; a failed reload keeps the previous snapshot
 /// serving and is reported by [`Store::last_reload_error`] / [`Store::refresh`].
 ///
 /// The data file is never mapped (only read with `pread` into owned memory), so a writer
@@ -162,6 +166,8 @@ pub struct Store {
     meta_file: File,
     meta_map: Mmap,
     current: ArcSwap<SnapshotData>,
+    /// Each reading thread's cached snapshot (the check-on-read fast path, see `crate::local`).
+    local: ThreadLocal<Slot>,
     reload: Mutex<ReloadState>,
     last_error: Mutex<Option<Error>>,
     full: AtomicU64,
@@ -183,6 +189,9 @@ impl std::fmt::Debug for Store {
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
+
+// The mapped triple is read as aligned u32s (see `Store::mapped_triple`).
+const _: () = assert!((OFF_CRC | OFF_ACTUAL_SIZE | OFF_SEQUENCE) & 3 == 0);
 
 /// The check-on-read triple from meta bytes (missing bytes read as 0).
 pub(crate) fn triple_of(b: &[u8]) -> Triple {
@@ -274,6 +283,7 @@ impl Store {
             meta_file,
             meta_map,
             current: ArcSwap::from_pointee(empty_inner()),
+            local: ThreadLocal::new(),
             reload: Mutex::new(ReloadState::default()),
             last_error: Mutex::new(None),
             full: AtomicU64::new(0),
@@ -319,24 +329,48 @@ impl Store {
     #[inline]
     fn mapped_triple(&self) -> Triple {
         let p = self.meta_map.as_ptr();
-        // SAFETY: open() checked the mapping holds at least OFF_ACTUAL_SIZE + 4 bytes; the
-        // reads are of [u8; 4] (alignment 1) and volatile because other processes write it.
-        let rd = |o: usize| unsafe {
-            u32::from_le_bytes(std::ptr::read_volatile(p.add(o).cast::<[u8; 4]>()))
-        };
+        // SAFETY: open() checked the mapping holds at least OFF_ACTUAL_SIZE + 4 bytes; a
+        // mapping starts on a page boundary and the offsets are multiples of 4, so each read
+        // is an aligned u32 (one load, not four byte loads); volatile because other processes
+        // write the file.
+        let rd =
+            |o: usize| unsafe { u32::from_le(std::ptr::read_volatile(p.add(o).cast::<u32>())) };
         (rd(OFF_CRC), rd(OFF_ACTUAL_SIZE), rd(OFF_SEQUENCE))
     }
 
-    /// Check-on-read: the current state, reloading first if the meta changed.
+    /// Check-on-read: the snapshot to read, reloading first if the meta changed. Fast path:
+    /// this thread's cached snapshot, when its meta triple is the mapped one (no atomic
+    /// read-modify-write, nothing shared written).
     #[inline]
-    fn checked(&self) -> arc_swap::Guard<Arc<SnapshotData>> {
-        let g = self.current.load();
-        if g.observed == self.mapped_triple() {
-            return g;
+    fn checked(&self) -> Pinned<'_> {
+        if let Some(slot) = self.local.get() {
+            let mapped = self.mapped_triple();
+            if let Some(p) = slot.pin_if(|s| s.observed == mapped) {
+                return p;
+            }
         }
-        drop(g);
+        self.checked_slow()
+    }
+
+    /// The slow path of [`Store::checked`]: the store's current snapshot (reloaded first when
+    /// the meta changed), cached in this thread's slot.
+    #[cold]
+    #[inline(never)]
+    fn checked_slow(&self) -> Pinned<'_> {
+        let cur = self.checked_arc();
+        self.local.get_or(Slot::default).install(cur)
+    }
+
+    /// The store's current snapshot after the check-on-read (reloading first if the meta
+    /// changed).
+    fn checked_arc(&self) -> Arc<SnapshotData> {
+        let cur = self.current.load_full();
+        if cur.observed == self.mapped_triple() {
+            return cur;
+        }
+        drop(cur);
         let _ = self.reload(false);
-        self.current.load()
+        self.current.load_full()
     }
 
     /// Checks the meta file now and reloads if it changed. `Ok(true)`: a new snapshot was
@@ -376,7 +410,7 @@ impl Store {
     /// A snapshot handle (after the check-on-read). Zero-copy views borrow from it.
     pub fn snapshot(&self) -> Snapshot {
         Snapshot {
-            inner: arc_swap::Guard::into_inner(self.checked()),
+            inner: self.checked().to_arc(),
         }
     }
 
@@ -386,8 +420,7 @@ impl Store {
     #[inline]
     pub fn view(&self) -> SnapshotRef<'_> {
         SnapshotRef {
-            guard: self.checked(),
-            _store: std::marker::PhantomData,
+            pin: self.checked(),
         }
     }
 

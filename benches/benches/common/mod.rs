@@ -3,6 +3,8 @@
 //! Setup failures panic with a message: these are benchmarks, not library code.
 #![allow(dead_code)] // each bench binary uses a subset
 
+pub mod reads;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
