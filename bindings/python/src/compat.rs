@@ -85,24 +85,22 @@ impl Fast {
         })
     }
 
-    /// The live entries (last write wins, empty values delete, expired left out), by key bytes.
+    /// The live entries (last write wins, empty values delete, expired left out), in the file
+    /// order of their last write (no sort: a dict's order carries no meaning here).
     fn live(&self, now: u32) -> Vec<(&[u8], &[u8])> {
-        let mut map: std::collections::HashMap<&[u8], (&[u8], u32)> =
-            std::collections::HashMap::with_capacity(self.spans.len());
-        for (k, p, t) in self.records() {
-            if p.is_empty() {
-                map.remove(k);
-            } else {
-                map.insert(k, (p, t));
-            }
+        let recs: Vec<(&[u8], &[u8], u32)> = self.records().collect();
+        let mut last: std::collections::HashMap<&[u8], usize> =
+            std::collections::HashMap::with_capacity(recs.len());
+        for (i, (k, _, _)) in recs.iter().enumerate() {
+            last.insert(k, i);
         }
-        let mut out: Vec<(&[u8], &[u8])> = map
-            .into_iter()
-            .filter(|(_, (_, t))| *t == 0 || *t > now)
-            .map(|(k, (p, _))| (k, p))
-            .collect();
-        out.sort_unstable();
-        out
+        recs.iter()
+            .enumerate()
+            .filter(|(i, (k, p, t))| {
+                last.get(k) == Some(i) && !p.is_empty() && (*t == 0 || *t > now)
+            })
+            .map(|(_, (k, p, _))| (*k, *p))
+            .collect()
     }
 }
 
@@ -136,13 +134,15 @@ fn entries(a: &Analysis, recover: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
         .collect()
 }
 
-/// The live entries (last write wins, removed and expired keys left out), sorted by key bytes.
+/// The live entries (last write wins, removed and expired keys left out), in file order.
 fn live(a: &Analysis, recover: bool) -> Vec<LiveEntry> {
     if let Some(recs) = reset_records(a, recover) {
         return collapse(&recs, a.raw.meta.key_expire(), a.now);
     }
-    a.live()
-        .into_iter()
+    // File order of the last writes, as the fast path gives them.
+    let mut recs = a.live();
+    recs.sort_by_key(|r| r.index);
+    recs.into_iter()
         .map(|r| (r.key.clone(), r.payload.clone(), r.expire_at.unwrap_or(0)))
         .collect()
 }
