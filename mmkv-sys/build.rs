@@ -3,11 +3,18 @@
 //!
 //! Environment:
 //! - `MMKV_VERSIONS=v2.0.0,v1.3.9` restricts the build to these tags (`none`: build no version).
-//! - `MMKV_CORE_<TAG>=/path/to/Core` uses that Core directory for the tag (any tag, `source: none` too).
+//! - `MMKV_GIT_URL=/path/or/url` fetches every tag from there instead of its versions.yaml URL
+//!   (a mirror, a local clone, or a git bundle file).
+//! - `MMKV_CORE_<TAG>=/path/to/Core` uses that Core directory for the tag.
 //! - `MMKV_EXTRA_TAGS=v2.4.3,...` adds tags that are not in versions.yaml (each needs its override).
-//! - `MMKV_VENDOR_DIR` replaces `<workspace>/vendor` as the download cache.
-//! - `MMKV_SYS_JOBS` how many versions to build at once (default 2).
+//! - `MMKV_VENDOR_DIR` replaces `<workspace>/vendor` as the source cache.
+//! - `MMKV_REQUIRE_ALL=1` makes a tag whose sources cannot be fetched a build error (default:
+//!   it is left unbuilt, with its reason, see `mmkv_sys::unbuilt()`).
+//! - `MMKV_SYS_JOBS` how many versions to build at once (default: the available cores).
+//! - `MMKV_GIT_TIMEOUT` seconds a `git fetch` may take (default 300).
 
+#[path = "src/caps.rs"]
+mod caps;
 #[path = "build_support/fetch.rs"]
 mod fetch;
 
@@ -18,9 +25,12 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
-use versions::{override_var, tag_number, VersionEntry};
+use std::time::Duration;
+use versions::{override_var, tag_number, FeatureSet, Tag, VersionEntry};
 
 struct Job {
+    /// The build's name: the tag, or an extra tag's full name (`v2.4.3-dev`).
+    name: String,
     entry: VersionEntry,
     override_dir: Option<String>,
 }
@@ -30,6 +40,7 @@ struct Built {
     library: PathBuf,
     origin: String,
     core: PathBuf,
+    features: FeatureSet,
 }
 
 fn env(name: &str) -> Option<String> {
@@ -42,6 +53,30 @@ fn fail(msg: &str) -> ! {
     std::process::exit(1);
 }
 
+/// Holds an exclusive `flock` on `vendor/.lock` while sources are resolved, so concurrent
+/// builds sharing one vendor directory never fetch into it at the same time.
+fn lock_vendor(vendor: &Path) -> Option<std::fs::File> {
+    std::fs::create_dir_all(vendor).ok()?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(vendor.join(".lock"))
+        .ok()?;
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive).ok()?;
+    Some(file)
+}
+
+/// `MMKV_GIT_URL`; a relative path is taken relative to the workspace root.
+fn git_url(root: &Path) -> Option<String> {
+    let url = env("MMKV_GIT_URL")?;
+    let as_path = Path::new(&url);
+    if !url.contains("://") && as_path.is_relative() && root.join(as_path).exists() {
+        return Some(root.join(as_path).display().to_string());
+    }
+    Some(url)
+}
+
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
@@ -50,6 +85,7 @@ fn main() {
     for p in [
         "build.rs",
         "build_support/fetch.rs",
+        "src/caps.rs",
         "shim",
         "src/bridge.rs",
     ] {
@@ -58,10 +94,16 @@ fn main() {
     println!("cargo:rerun-if-changed={}", yaml.display());
     println!("cargo:rerun-if-env-changed=CXX");
 
+    // The capability bits shared by the shim and the crate (one definition: src/caps.rs).
+    let caps_h = out.join("shim_caps.h");
+    std::fs::write(&caps_h, caps::c_header())
+        .unwrap_or_else(|e| fail(&format!("write {}: {e}", caps_h.display())));
+
     // The cxx bridge (loads the per-version libraries at run time).
     cxx_build::bridge("src/bridge.rs")
         .file("shim/bridge.cc")
         .include(manifest.join("shim"))
+        .include(&out)
         .std("c++17")
         .flag_if_supported("-Wno-unused-parameter")
         .compile("mmkv_sys_bridge");
@@ -71,29 +113,63 @@ fn main() {
     let vendor = env("MMKV_VENDOR_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("vendor"));
+    let require_all = env("MMKV_REQUIRE_ALL").is_some_and(|v| v.trim() != "0");
     let jobs = select(&file).unwrap_or_else(|e| fail(&e));
+    let fetcher = fetch::Fetcher {
+        vendor: vendor.clone(),
+        git_url: git_url(&root),
+        timeout: Duration::from_secs(
+            env("MMKV_GIT_TIMEOUT")
+                .and_then(|t| t.parse().ok())
+                .unwrap_or(300),
+        ),
+    };
 
-    // Resolve sources first (sequentially: downloads and their errors in order).
+    // Resolve sources first (sequentially, under the vendor lock: fetches and errors in order).
     let mut resolved = Vec::new();
-    for job in jobs {
-        let core = fetch::resolve(&job.entry, job.override_dir.as_deref(), &vendor)
-            .unwrap_or_else(|e| fail(&e));
-        if job.override_dir.is_some() {
-            println!("cargo:rerun-if-changed={}", core.path.display());
+    let mut unbuilt: Vec<(String, String)> = Vec::new();
+    {
+        let _lock = lock_vendor(&vendor);
+        // One `git fetch` per URL for every tag that is not cached yet.
+        let mut by_url: Vec<(String, Vec<&versions::GitSource>)> = Vec::new();
+        for job in jobs.iter().filter(|j| j.override_dir.is_none()) {
+            if let Some(git) = &job.entry.source.git {
+                let url = fetcher.url_of(git).to_string();
+                match by_url.iter_mut().find(|(u, _)| *u == url) {
+                    Some((_, list)) => list.push(git),
+                    None => by_url.push((url, vec![git])),
+                }
+            }
         }
-        eprintln!(
-            "mmkv-sys: {} from {}",
-            job.entry.tag,
-            core.origin.describe()
-        );
-        resolved.push((job.entry, core));
+        for (url, sources) in &by_url {
+            fetcher.prefetch(url, sources);
+        }
+        for job in &jobs {
+            match fetcher.resolve_named(&job.name, &job.entry, job.override_dir.as_deref()) {
+                Ok(core) => {
+                    if job.override_dir.is_some() {
+                        println!("cargo:rerun-if-changed={}", core.path.display());
+                    }
+                    eprintln!("mmkv-sys: {} from {}", job.name, core.origin.describe());
+                    resolved.push((job, core));
+                }
+                Err(fetch::FetchError::Unavailable(reason)) if !require_all => {
+                    println!(
+                        "cargo:warning=mmkv-sys: {} left unbuilt: {reason}",
+                        job.name
+                    );
+                    unbuilt.push((job.name.clone(), reason));
+                }
+                Err(e) => fail(e.message()),
+            }
+        }
     }
 
     let compiler = cc::Build::new().cpp(true).get_compiler();
     let parallel: usize = env("MMKV_SYS_JOBS")
         .and_then(|j| j.parse().ok())
         .filter(|&j| j > 0)
-        .unwrap_or(2);
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
     // Each cmake build runs one compiler at a time; `parallel` versions build at once.
     std::env::set_var("NUM_JOBS", "1");
     let queue = Mutex::new(resolved.iter().collect::<Vec<_>>());
@@ -101,12 +177,12 @@ fn main() {
     std::thread::scope(|s| {
         for _ in 0..parallel {
             s.spawn(|| loop {
-                let Some((entry, core)) = queue.lock().expect("queue").pop() else {
+                let Some((job, core)) = queue.lock().expect("queue").pop() else {
                     break;
                 };
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     build_version(
-                        entry,
+                        job,
                         &core.path,
                         &out,
                         &manifest.join("shim"),
@@ -115,15 +191,13 @@ fn main() {
                 }))
                 .unwrap_or_else(|_| Err("the cmake build panicked (see the output above)".into()));
                 let r = r.map(|library| Built {
-                    tag: entry.tag.clone(),
+                    tag: job.name.clone(),
                     library,
                     origin: core.origin.describe(),
                     core: core.path.clone(),
+                    features: job.entry.features,
                 });
-                results
-                    .lock()
-                    .expect("results")
-                    .push((entry.tag.clone(), r));
+                results.lock().expect("results").push((job.name.clone(), r));
             });
         }
     });
@@ -134,12 +208,13 @@ fn main() {
             Err(e) => fail(&format!("building {tag} failed: {e}")),
         }
     }
-    built.sort_by_key(|b| tag_number(&b.tag));
-    write_built(&out, &built);
+    built.sort_by_key(|b| (tag_number(&b.tag), b.tag.clone()));
+    unbuilt.sort_by_key(|(t, _)| (tag_number(t), t.clone()));
+    write_built(&out, &built, &unbuilt);
 }
 
-/// The versions to build: MMKV_VERSIONS if set, else every reachable entry plus every entry
-/// with an override set, plus MMKV_EXTRA_TAGS.
+/// The versions to build: MMKV_VERSIONS if set, else every entry of versions.yaml, plus
+/// MMKV_EXTRA_TAGS.
 fn select(file: &versions::VersionsFile) -> Result<Vec<Job>, String> {
     let extra: Vec<String> = env("MMKV_EXTRA_TAGS")
         .map(|v| {
@@ -149,31 +224,36 @@ fn select(file: &versions::VersionsFile) -> Result<Vec<Job>, String> {
                 .collect()
         })
         .unwrap_or_default();
-    let mut entries: Vec<VersionEntry> = file.versions.clone();
-    for tag in &extra {
-        if tag_number(tag).is_none() {
+    let mut candidates: Vec<(String, VersionEntry)> = file
+        .versions
+        .iter()
+        .map(|e| (e.tag.to_string(), e.clone()))
+        .collect();
+    for name in &extra {
+        let Some(release) = Tag::release_of(name) else {
             return Err(format!(
-                "MMKV_EXTRA_TAGS: bad tag `{tag}` (expected vMAJOR.MINOR.PATCH[-suffix])"
+                "MMKV_EXTRA_TAGS: bad tag `{name}` (expected vMAJOR.MINOR.PATCH[-suffix])"
+            ));
+        };
+        if !candidates.iter().any(|(n, _)| n == name) {
+            candidates.push((
+                name.clone(),
+                VersionEntry {
+                    tag: release,
+                    features: file.features_of(release),
+                    source: versions::Source::default(),
+                    build: file.entry(release).and_then(|e| e.build.clone()),
+                    note: Some("extra tag given through MMKV_EXTRA_TAGS".into()),
+                },
             ));
         }
-        if file.get(tag).is_none() {
-            entries.push(VersionEntry {
-                tag: tag.clone(),
-                features: Vec::new(),
-                source: versions::Source::None,
-                build: None,
-                note: Some("extra tag given through MMKV_EXTRA_TAGS".into()),
-            });
-        }
     }
-    let overrides: Vec<Option<String>> =
-        entries.iter().map(|e| env(&override_var(&e.tag))).collect();
     let chosen: Vec<usize> = match env("MMKV_VERSIONS") {
         Some(list) if list.trim() == "none" => Vec::new(),
         Some(list) => {
             let mut idx = Vec::new();
             for tag in list.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-                let i = entries.iter().position(|e| e.tag == tag).ok_or_else(|| {
+                let i = candidates.iter().position(|(n, _)| n == tag).ok_or_else(|| {
                     format!("MMKV_VERSIONS names `{tag}`, which is neither in versions.yaml nor in MMKV_EXTRA_TAGS")
                 })?;
                 if !idx.contains(&i) {
@@ -182,27 +262,20 @@ fn select(file: &versions::VersionsFile) -> Result<Vec<Job>, String> {
             }
             idx
         }
-        None => (0..entries.len())
-            .filter(|&i| entries[i].is_reachable() || overrides[i].is_some())
-            .collect(),
+        None => (0..candidates.len()).collect(),
     };
-    let mut jobs = Vec::new();
-    for i in chosen {
-        let entry = entries[i].clone();
-        let override_dir = overrides[i].clone();
-        if override_dir.is_none() && !entry.is_reachable() {
-            return Err(format!(
-                "{} has no reachable source (`source: none`); set {} to its Core directory or leave it out of MMKV_VERSIONS",
-                entry.tag,
-                override_var(&entry.tag)
-            ));
-        }
-        jobs.push(Job {
-            entry,
-            override_dir,
-        });
-    }
-    Ok(jobs)
+    Ok(chosen
+        .into_iter()
+        .map(|i| {
+            let (name, entry) = candidates[i].clone();
+            let override_dir = env(&override_var(&name));
+            Job {
+                name,
+                entry,
+                override_dir,
+            }
+        })
+        .collect())
 }
 
 fn hash_of<T: Hash>(t: T) -> u64 {
@@ -213,15 +286,15 @@ fn hash_of<T: Hash>(t: T) -> u64 {
 
 /// cmake-builds Core (static, PIC, Release) and links shim + Core into libmmkv_shim_<tag>.so.
 fn build_version(
-    entry: &VersionEntry,
+    job: &Job,
     core: &Path,
     out: &Path,
     shim: &Path,
     cxx: &Path,
 ) -> Result<PathBuf, String> {
-    let tag = &entry.tag;
-    let number = tag_number(tag).ok_or_else(|| format!("bad tag {tag}"))?;
-    let flags = entry.cxxflags();
+    let tag = &job.name;
+    let number = job.entry.tag.number();
+    let flags = job.entry.cxxflags();
     let build_root = out
         .join("cores")
         .join(format!("{tag}-{:016x}", hash_of((core, flags))));
@@ -262,6 +335,7 @@ fn build_version(
     args.extend(flags.iter().cloned());
     args.extend([
         format!("-I{}", shim.display()),
+        format!("-I{}", out.display()),
         format!("-I{}", core.display()),
         shim.join("shim.cpp").display().to_string(),
         libcore.display().to_string(),
@@ -277,12 +351,13 @@ fn build_version(
     ]);
     let meta = std::fs::metadata(&libcore).map_err(|e| e.to_string())?;
     let mut fp = String::new();
-    for f in ["shim.cpp", "shim_api.h", "shim.map"] {
-        let _ = write!(
-            fp,
-            "{:x};",
-            hash_of(std::fs::read(shim.join(f)).unwrap_or_default())
-        );
+    for f in [
+        shim.join("shim.cpp"),
+        shim.join("shim_api.h"),
+        shim.join("shim.map"),
+        out.join("shim_caps.h"),
+    ] {
+        let _ = write!(fp, "{:x};", hash_of(std::fs::read(f).unwrap_or_default()));
     }
     let _ = write!(
         fp,
@@ -312,7 +387,7 @@ fn build_version(
     Ok(so)
 }
 
-fn write_built(out: &Path, built: &[Built]) {
+fn write_built(out: &Path, built: &[Built], unbuilt: &[(String, String)]) {
     let mut s =
         String::from("// Generated by mmkv-sys/build.rs: the versions this build produced.\n");
     s.push_str("pub(crate) static BUILT_TAGS: &[&str] = &[");
@@ -323,11 +398,19 @@ fn write_built(out: &Path, built: &[Built]) {
     for b in built {
         let _ = writeln!(
             s,
-            "    crate::BuiltVersion {{ tag: {:?}, library: {:?}, origin: {:?}, core: {:?} }},",
+            "    crate::BuiltVersion {{ tag: {:?}, library: {:?}, origin: {:?}, core: {:?}, features: mmkv_versions::FeatureSet::from_bits({:#x}) }},",
             b.tag,
             b.library.display().to_string(),
             b.origin,
-            b.core.display().to_string()
+            b.core.display().to_string(),
+            b.features.bits()
+        );
+    }
+    s.push_str("];\npub(crate) static UNBUILT: &[crate::Unbuilt] = &[\n");
+    for (tag, reason) in unbuilt {
+        let _ = writeln!(
+            s,
+            "    crate::Unbuilt {{ tag: {tag:?}, reason: {reason:?} }},"
         );
     }
     s.push_str("];\n");

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use mmkv_sys::versions::{Feature, FeatureSet, Tag};
 use serde::{Deserialize, Serialize};
 
 /// Features of one official version, as listed in `versions.yaml` (or derived from a tag).
@@ -26,40 +27,42 @@ pub struct Features {
 }
 
 impl Features {
+    /// The conformance view of a version's [`FeatureSet`] (mmkv-versions, from versions.yaml).
+    pub fn from_set(set: FeatureSet) -> Features {
+        let has_value_flag = set.has(Feature::HasValueFlag);
+        Features {
+            key_expire: set.has(Feature::KeyExpire),
+            empty_string_expire: set.has(Feature::EmptyStringExpire),
+            typed_vectors: set.has(Feature::TypedVectors),
+            aes256: set.has(Feature::Aes256),
+            has_value_flag,
+            count_filter_expire: set.has(Feature::CountFilterExpire),
+            bytes_flag: has_value_flag,
+        }
+    }
+
     /// Builds the feature set from `versions.yaml` feature names; unknown names are ignored.
     pub fn from_names<I, S>(names: I) -> Features
     where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        let mut f = Features::default();
-        for name in names {
-            match name.as_ref() {
-                "key_expire" => f.key_expire = true,
-                "empty_string_expire" => f.empty_string_expire = true,
-                "typed_vectors" => f.typed_vectors = true,
-                "aes256" => f.aes256 = true,
-                "has_value_flag" => f.has_value_flag = true,
-                "count_filter_expire" => f.count_filter_expire = true,
-                _ => {}
-            }
-        }
-        f.bytes_flag = f.has_value_flag;
-        f
+        Features::from_set(
+            names
+                .into_iter()
+                .filter_map(|n| Feature::from_name(n.as_ref()))
+                .collect(),
+        )
     }
 
-    /// The features implied by an upstream tag (`v1.3.6` ...), as `versions.yaml` documents them. Used when `versions.yaml` lists no features for a tag.
+    /// The features of an upstream tag (`v1.3.6`, or an unreleased `v2.4.3-dev`) as
+    /// versions.yaml lists them (a tag it does not list: the newest listed tag before it).
+    /// `None` for a name that is not a tag.
     pub fn from_tag(tag: &str) -> Option<Features> {
-        let v = parse_tag(tag)?;
-        Some(Features {
-            key_expire: v >= (1, 3, 0),
-            empty_string_expire: v >= (1, 3, 6),
-            typed_vectors: v >= (1, 3, 6),
-            aes256: v >= (2, 3, 0),
-            has_value_flag: v >= (1, 2, 13),
-            count_filter_expire: v >= (1, 3, 1),
-            bytes_flag: v >= (1, 2, 13),
-        })
+        let tag = Tag::release_of(tag)?;
+        Some(Features::from_set(
+            mmkv_sys::versions::embedded().features_of(tag),
+        ))
     }
 
     /// The getter types this version has.
@@ -72,16 +75,9 @@ impl Features {
     }
 }
 
-/// Parses `vMAJOR.MINOR.PATCH`.
+/// Parses `vMAJOR.MINOR.PATCH` (through mmkv-versions' [`Tag`]) into its numbers.
 pub fn parse_tag(tag: &str) -> Option<(u32, u32, u32)> {
-    let mut parts = tag.strip_prefix('v')?.split('.');
-    let major = parts.next()?.parse().ok()?;
-    let minor = parts.next()?.parse().ok()?;
-    let patch = parts.next()?.parse().ok()?;
-    if parts.next().is_some() {
-        return None;
-    }
-    Some((major, minor, patch))
+    Tag::parse(tag).map(|t| (t.major, t.minor, t.patch))
 }
 
 /// Process mode of an official instance.

@@ -336,7 +336,11 @@ pub fn plan(cfg: &ReportConfig) -> Vec<PlannedRow> {
     let embedded = mmkv_sys::versions::embedded();
     let corpus: Vec<String> = corpus_tags(&cfg.corpus).unwrap_or_default();
     let built = mmkv_sys::built_versions();
-    let mut tags: Vec<String> = embedded.versions.iter().map(|v| v.tag.clone()).collect();
+    let mut tags: Vec<String> = embedded
+        .versions
+        .iter()
+        .map(|v| v.tag.to_string())
+        .collect();
     for t in corpus.iter().chain(
         built
             .iter()
@@ -355,7 +359,7 @@ pub fn plan(cfg: &ReportConfig) -> Vec<PlannedRow> {
     tags.into_iter()
         .map(|tag| {
             let features = match embedded.get(&tag) {
-                Some(e) if !e.features.is_empty() => Features::from_names(&e.features),
+                Some(e) if !e.features.is_empty() => Features::from_set(e.features),
                 _ => Features::from_tag(&tag).unwrap_or_default(),
             };
             PlannedRow {

@@ -36,11 +36,7 @@ impl SysLib {
     /// cross-checked with what the compiled shim detected in the C++ API.
     pub fn new(official: Official) -> SysLib {
         let caps = official.capabilities();
-        let mut features = if official.features().is_empty() {
-            Features::from_tag(official.tag()).unwrap_or_default()
-        } else {
-            Features::from_names(official.features())
-        };
+        let mut features = Features::from_set(official.features());
         // The compiled API is the authority on what can be called.
         features.key_expire &= caps.key_expire;
         features.typed_vectors &= caps.typed_vectors;

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <string_view>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -116,22 +117,41 @@ template <class M>
 concept HasTypedVectors = false;
 #endif
 
+// Keys are std::string_view (MMKV::MMKVKey_t is private): a type that converts to a string_view
+// but not to a std::string is accepted as a key exactly then.
+struct StringViewOnly {
+    operator std::string_view() const { return {}; }
+};
+template <class M>
+concept HasStringViewKeys = requires(M *m) { m->containsKey(StringViewOnly{}); };
+
+// The POSIX positional mmkvWithID takes `const std::string *cryptKey` (the Android overloads
+// always did; they are not compiled here).
+template <class M>
+concept HasConstCryptKeyOpen = requires(const std::string &id, const std::string *key, MMKVPath_t *root) {
+    M::mmkvWithID(id, MMKV_SINGLE_PROCESS, key, root);
+};
+
 #if MMKV_SHIM_VERSION >= 20400
-constexpr bool kUseConfig = !HasAes256Open<MMKV>;
-constexpr bool kConfigRecover = kUseConfig && ConfigHasRecover<MMKVConfig>;
+template <class M>
+concept HasConfigOpen = requires(const std::string &id, const MMKVConfig &config) { M::mmkvWithID(id, config); };
+constexpr bool kHasConfig = HasConfigOpen<MMKV>;
+constexpr bool kConfigRecover = kHasConfig && ConfigHasRecover<MMKVConfig>;
 #else
-constexpr bool kUseConfig = false;
+constexpr bool kHasConfig = false;
 constexpr bool kConfigRecover = false;
 #endif
 constexpr bool kErrorStrategy = HasRegisterErrorHandler<MMKV> || kConfigRecover;
 
-constexpr uint64_t kCaps = (HasValueGetters<MMKV> ? MMKV_SHIM_CAP_HAS_VALUE : 0) |
-                           (HasExpire<MMKV> ? MMKV_SHIM_CAP_EXPIRE : 0) |
+constexpr uint64_t kCaps = (HasValueGetters<MMKV> ? MMKV_SHIM_CAP_HAS_VALUE_FLAG : 0) |
+                           (HasExpire<MMKV> ? MMKV_SHIM_CAP_KEY_EXPIRE : 0) |
                            (HasTypedVectors<MMKV> ? MMKV_SHIM_CAP_TYPED_VECTORS : 0) |
-                           ((HasAes256Open<MMKV> || kUseConfig) ? MMKV_SHIM_CAP_AES256 : 0) |
-                           (kUseConfig ? MMKV_SHIM_CAP_CONFIG : 0) |
-                           (HasCountFilter<MMKV> ? MMKV_SHIM_CAP_COUNT_FILTER : 0) |
-                           (HasClearKeepSpace<MMKV> ? MMKV_SHIM_CAP_CLEAR_KEEP_SPACE : 0) |
+                           (HasStringViewKeys<MMKV> ? MMKV_SHIM_CAP_STRING_VIEW_KEYS : 0) |
+                           (HasConstCryptKeyOpen<MMKV> ? MMKV_SHIM_CAP_CONST_CRYPT_KEY : 0) |
+                           ((HasAes256Open<MMKV> || kHasConfig) ? MMKV_SHIM_CAP_AES256 : 0) |
+                           (kHasConfig ? MMKV_SHIM_CAP_MMKV_CONFIG : 0) |
+                           (HasCountFilter<MMKV> ? MMKV_SHIM_CAP_COUNT_FILTER_EXPIRE : 0) |
+                           (HasClearKeepSpace<MMKV> ? MMKV_SHIM_CAP_CLEAR_ALL_KEEP_SPACE : 0) |
                            (RemoveReturnsBool<MMKV> ? MMKV_SHIM_CAP_REMOVE_RETURNS_BOOL : 0) |
                            (HasGetBytesFlag<MMKV> ? MMKV_SHIM_CAP_GET_BYTES_FLAG : 0) |
                            (HasRekey<MMKV> ? MMKV_SHIM_CAP_REKEY : 0) |
@@ -157,23 +177,32 @@ void setConfigRecover(C &config) {
     }
 }
 
+// Versions with MMKVConfig (v2.4.0+) are opened through it for every multi-process or
+// encrypted store, and whenever only it can carry the request (no positional aes256 overload,
+// recover-on-error without registerErrorHandler); plaintext single-process stores go through the
+// positional mmkvWithID, so both entry points run.
 template <class M>
 M *openImpl(const std::string &id, MMKVMode mode, std::string *key, MMKVPath_t *root, bool aes256) {
+#if MMKV_SHIM_VERSION >= 20400
+    if constexpr (kHasConfig) {
+        const bool viaConfig = mode != MMKV_SINGLE_PROCESS || key != nullptr || !HasAes256Open<M> ||
+                               (g_recover && !HasRegisterErrorHandler<M>);
+        if (viaConfig) {
+            MMKVConfig config;
+            config.mode = mode;
+            config.cryptKey = key;
+            config.rootPath = root;
+            config.aes256 = aes256;
+            setConfigRecover(config);
+            return M::mmkvWithID(id, config);
+        }
+    }
+#endif
     if constexpr (HasAes256Open<M>) {
         return M::mmkvWithID(id, mode, key, root, size_t(0), aes256);
     } else {
-#if MMKV_SHIM_VERSION >= 20400
-        MMKVConfig config;
-        config.mode = mode;
-        config.cryptKey = key;
-        config.rootPath = root;
-        config.aes256 = aes256;
-        setConfigRecover(config);
-        return M::mmkvWithID(id, config);
-#else
         (void) aes256;
         return M::mmkvWithID(id, mode, key, root);
-#endif
     }
 }
 
@@ -654,7 +683,7 @@ int rekey(void *h, bytes_t key, size_t keyLen, int aes256, int *ret) {
     return guarded([&] { return rekeyImpl(as(h), bytes(key, keyLen), aes256, ret); });
 }
 
-#if MMKV_SHIM_VERSION >= 10101
+#if MMKV_SHIM_VERSION >= 10102
 const char *const kVersion = MMKV_VERSION;
 #else
 const char *const kVersion = "";

@@ -45,6 +45,7 @@
 #![warn(missing_docs)]
 
 mod bridge;
+mod caps;
 pub mod versions;
 
 use bridge::{ffi, ByteSink};
@@ -63,6 +64,18 @@ pub struct BuiltVersion {
     pub origin: &'static str,
     /// The Core source directory it was built from.
     pub core: &'static str,
+    /// Its features in versions.yaml (an extra tag: those of the newest listed tag before it).
+    pub features: versions::FeatureSet,
+}
+
+/// A selected version that was not built because its sources could not be fetched (offline,
+/// no mirror); `MMKV_REQUIRE_ALL=1` makes this a build error instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unbuilt {
+    /// The tag.
+    pub tag: &'static str,
+    /// Why (the fetch errors, and how to supply the sources).
+    pub reason: &'static str,
 }
 
 include!(concat!(env!("OUT_DIR"), "/built_versions.rs"));
@@ -75,6 +88,11 @@ pub fn built_versions() -> &'static [&'static str] {
 /// Details of every built version (library path and source origin), oldest first.
 pub fn built() -> &'static [BuiltVersion] {
     BUILT
+}
+
+/// Selected versions left unbuilt (sources unreachable), oldest first, with the reason.
+pub fn unbuilt() -> &'static [Unbuilt] {
+    UNBUILT
 }
 
 /// Errors of this crate.
@@ -137,6 +155,9 @@ pub enum ErrorStrategy {
 /// Which parts of the C++ API the loaded version offers (detected when its shim was compiled).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Capabilities {
+    /// The API features the shim detected in the version's headers ([`versions::Feature::is_api`]):
+    /// for a tag listed in versions.yaml, exactly its features' API part.
+    pub api: versions::FeatureSet,
     /// Getters report the official `hasValue` flag (v1.2.13+); otherwise presence is emulated
     /// with `containsKey()`.
     pub has_value_flag: bool,
@@ -146,7 +167,7 @@ pub struct Capabilities {
     pub typed_vectors: bool,
     /// AES-256 keys (v2.3.0+).
     pub aes256: bool,
-    /// Opened through `MMKVConfig` (v2.4.0+ when the positional `mmkvWithID` has no aes256).
+    /// `MMKVConfig` exists (v2.4.0+): multi-process and encrypted stores are opened through it.
     pub mmkv_config: bool,
     /// `count(filterExpire)` / `allKeys(filterExpire)` (v1.3.1+).
     pub count_filter_expire: bool,
@@ -165,19 +186,22 @@ pub struct Capabilities {
 
 impl Capabilities {
     fn from_bits(c: u64) -> Self {
-        let b = |i: u32| c & (1u64 << i) != 0;
+        use caps::ShimCap;
+        use versions::{Feature, FeatureSet};
+        let api = FeatureSet::from_bits(c).api();
         Capabilities {
-            has_value_flag: b(0),
-            key_expire: b(1),
-            typed_vectors: b(2),
-            aes256: b(3),
-            mmkv_config: b(4),
-            count_filter_expire: b(5),
-            clear_all_keep_space: b(6),
-            remove_returns_bool: b(7),
-            get_bytes_flag: b(8),
-            rekey: b(9),
-            error_strategy: b(10),
+            api,
+            has_value_flag: api.has(Feature::HasValueFlag),
+            key_expire: api.has(Feature::KeyExpire),
+            typed_vectors: api.has(Feature::TypedVectors),
+            aes256: api.has(Feature::Aes256),
+            mmkv_config: api.has(Feature::MmkvConfig),
+            count_filter_expire: api.has(Feature::CountFilterExpire),
+            clear_all_keep_space: api.has(Feature::ClearAllKeepSpace),
+            remove_returns_bool: api.has(Feature::RemoveReturnsBool),
+            get_bytes_flag: ShimCap::GetBytesFlag.is_in(c),
+            rekey: ShimCap::Rekey.is_in(c),
+            error_strategy: ShimCap::ErrorStrategy.is_in(c),
         }
     }
 }
@@ -305,12 +329,13 @@ impl Official {
         self.lib.caps
     }
 
-    /// The tag's features from `versions.yaml` (empty for a tag not listed there).
-    pub fn features(&self) -> &'static [String] {
-        versions::embedded()
-            .get(&self.lib.tag)
-            .map(|e| e.features.as_slice())
-            .unwrap_or(&[])
+    /// The tag's features from `versions.yaml` (a tag not listed there: those of the newest
+    /// listed tag before it; none for a name that is no tag).
+    pub fn features(&self) -> versions::FeatureSet {
+        match versions::Tag::release_of(&self.lib.tag) {
+            Some(tag) => versions::embedded().features_of(tag),
+            None => versions::FeatureSet::EMPTY,
+        }
     }
 
     /// Sets this version's error strategy for later loads (process-wide for this version).

@@ -26,51 +26,47 @@ mod tests {
     #[test]
     fn embedded_file_is_consistent() {
         let file = embedded();
-        let known: Vec<&str> = KNOWN_FEATURES.iter().map(|(f, _)| *f).collect();
-        let mut last = 0;
-        for e in &file.versions {
-            let n = tag_number(&e.tag).unwrap();
-            assert!(n > last, "{} out of order", e.tag);
-            last = n;
-            for f in &e.features {
-                assert!(
-                    known.contains(&f.as_str()),
-                    "{}: unknown feature {f}",
-                    e.tag
-                );
-            }
-        }
-        // Format/API features never disappear once a tag introduced them (const_crypt_key is the
-        // exception: v1.3.14 on the 1.3 branch has it, v2.0.0 does not).
-        for (f, _) in KNOWN_FEATURES
-            .iter()
-            .filter(|(f, _)| *f != "const_crypt_key")
-        {
-            let first = file.versions.iter().position(|e| e.has_feature(f));
-            if let Some(first) = first {
+        // Features never disappear once a tag introduced them.
+        for f in Feature::ALL {
+            if let Some(first) = file.versions.iter().position(|e| e.has(*f)) {
                 for e in &file.versions[first..] {
                     assert!(
-                        e.has_feature(f),
+                        e.has(*f),
                         "{} lacks {f} although an older tag has it",
                         e.tag
                     );
                 }
             }
         }
+        // Every entry is pinned to its upstream git tag.
+        for e in &file.versions {
+            let git = e
+                .source
+                .git
+                .as_ref()
+                .unwrap_or_else(|| panic!("{}: no git source", e.tag));
+            assert_eq!(git.url, UPSTREAM_GIT_URL, "{}", e.tag);
+            assert_eq!(git.tag, e.tag);
+        }
     }
 
     #[test]
-    fn every_corpus_tag_from_v1_2_10_has_an_entry() {
+    fn every_upstream_tag_and_corpus_tag_has_an_entry() {
         let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
-        let mut tags: Vec<String> = std::fs::read_dir(&corpus)
+        let mut tags: Vec<Tag> = std::fs::read_dir(&corpus)
             .unwrap()
             .filter_map(|e| e.ok())
             .filter(|e| e.path().is_dir())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|t| tag_number(t).is_some_and(|n| n >= 10210))
+            .filter_map(|e| Tag::parse(&e.file_name().to_string_lossy()))
             .collect();
-        tags.sort_by_key(|t| tag_number(t));
-        let listed: Vec<String> = embedded().versions.iter().map(|e| e.tag.clone()).collect();
+        tags.sort();
+        let listed: Vec<Tag> = embedded().versions.iter().map(|e| e.tag).collect();
         assert_eq!(listed, tags);
+        assert_eq!(listed.len(), 50);
+        assert_eq!(
+            listed.first().map(Tag::to_string).as_deref(),
+            Some("v1.1.0")
+        );
+        assert_eq!(listed.last().map(Tag::to_string).as_deref(), Some("v2.4.2"));
     }
 }

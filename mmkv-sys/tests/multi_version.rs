@@ -4,6 +4,7 @@
 mod common;
 
 use common::{all_built, expected_version, Sample};
+use mmkv_sys::versions::Feature;
 use mmkv_sys::Mode;
 
 /// The 4-byte item-size holder right after the data file's 4-byte header.
@@ -52,10 +53,7 @@ fn versions_side_by_side() {
         let data = tmp.path().join(lib.tag()).join("side");
         assert!(data.is_file(), "{} wrote no data file", lib.tag());
         let h = holder(&data);
-        let random = lib
-            .features()
-            .iter()
-            .any(|f| f == "random_item_size_holder");
+        let random = lib.features().has(Feature::RandomItemSizeHolder);
         if !lib.features().is_empty() {
             // Fixed holder 0x00ffffff as a 4-byte varint before v1.3.9; random after.
             assert_eq!(

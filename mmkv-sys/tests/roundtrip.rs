@@ -198,47 +198,6 @@ fn typed_vectors_and_aes256_are_unsupported_where_missing() {
                 Err(Error::Unsupported { .. })
             ));
         }
-        // The capability bits agree with versions.yaml where the file states the feature.
-        let has = |f: &str| lib.features().iter().any(|x| x == f);
-        if !lib.features().is_empty() {
-            assert_eq!(
-                caps.has_value_flag,
-                has("has_value_flag"),
-                "{} has_value_flag",
-                lib.tag()
-            );
-            assert_eq!(
-                caps.key_expire,
-                has("key_expire"),
-                "{} key_expire",
-                lib.tag()
-            );
-            assert_eq!(
-                caps.typed_vectors,
-                has("typed_vectors"),
-                "{} typed_vectors",
-                lib.tag()
-            );
-            assert_eq!(caps.aes256, has("aes256"), "{} aes256", lib.tag());
-            assert_eq!(
-                caps.count_filter_expire,
-                has("count_filter_expire"),
-                "{} count_filter_expire",
-                lib.tag()
-            );
-            assert_eq!(
-                caps.clear_all_keep_space,
-                has("clear_all_keep_space"),
-                "{} clear_all_keep_space",
-                lib.tag()
-            );
-            assert_eq!(
-                caps.remove_returns_bool,
-                has("remove_returns_bool"),
-                "{} remove_returns_bool",
-                lib.tag()
-            );
-        }
     }
 }
 

@@ -1,72 +1,25 @@
-//! The schema of the repository's `versions.yaml`: every official MMKV tag the project knows,
-//! what it brings, and where its Core sources come from.
+//! The version model of the project: upstream release [`Tag`]s, the [`Feature`]s a tag brings
+//! ([`FeatureSet`]), and the schema of the repository's `versions.yaml` (every official MMKV
+//! tag the project knows, what it brings, and where its Core sources come from, pinned by the
+//! git tree hash of `Core/`, see [`tree_hash`]).
 //!
-//! Shared by `mmkv-sys` (library and build script) and the upstream tracker, so it depends only
-//! on `serde`, `serde_norway` and `thiserror`.
+//! Shared by `mmkv-sys` (library and build script), `conformance` and the upstream tracker.
 
 #![deny(missing_docs)]
 
-use serde::Deserialize;
+mod feature;
+mod tag;
+mod tree;
+
+pub use feature::{Feature, FeatureSet};
+pub use tag::{BadTag, Tag};
+pub use tree::{is_tree_hash, tree_hash};
+
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-/// Every feature name used in `versions.yaml`, with a one-line meaning (the file's header
-/// documents them in more detail).
-pub const KNOWN_FEATURES: &[(&str, &str)] = &[
-    (
-        "meta_actual_size",
-        "meta file version 3+: actual size and CRC of the last confirmed write",
-    ),
-    (
-        "has_value_flag",
-        "C++ getters take a hasValue out-param (v1.2.13+)",
-    ),
-    (
-        "key_expire",
-        "per-key expiration and enableAutoKeyExpire (v1.3.0+)",
-    ),
-    (
-        "meta_flags",
-        "meta file version 4 with a flags field (v1.3.0+)",
-    ),
-    (
-        "count_filter_expire",
-        "count(filterExpire) / allKeys(filterExpire) (v1.3.1+)",
-    ),
-    ("clear_all_keep_space", "clearAll(keepSpace) (v1.3.2+)"),
-    (
-        "empty_string_expire",
-        "set(\"\", key, expireDuration) is accepted (v1.3.6+)",
-    ),
-    (
-        "typed_vectors",
-        "set/getVector of std::vector<T> for primitive T (v1.3.6+)",
-    ),
-    (
-        "string_view_keys",
-        "keys are std::string_view in the C++ API (v1.3.6+)",
-    ),
-    (
-        "random_item_size_holder",
-        "the item-size holder is a random value (v1.3.9+)",
-    ),
-    (
-        "remove_returns_bool",
-        "removeValueForKey returns bool (v2.0.0+)",
-    ),
-    (
-        "const_crypt_key",
-        "mmkvWithID takes a const crypt key pointer (v1.3.14, v2.1.0+)",
-    ),
-    ("aes256", "AES-256 keys next to AES-128 (v2.3.0+)"),
-    (
-        "mmkv_config",
-        "MMKVConfig all-in-one open parameters (v2.4.0+)",
-    ),
-    (
-        "zero_header_size",
-        "the data file's old-style actual size is always 0 (v2.4.0+)",
-    ),
-];
+/// The upstream repository every tag's `git` source names.
+pub const UPSTREAM_GIT_URL: &str = "https://github.com/Tencent/MMKV.git";
 
 /// Errors reading `versions.yaml`.
 #[derive(Debug, thiserror::Error)]
@@ -82,7 +35,7 @@ pub enum VersionsError {
     /// The YAML does not match the schema.
     #[error("invalid versions.yaml: {0}")]
     Yaml(#[from] serde_norway::Error),
-    /// A semantic problem (bad tag name, duplicate tag, bad source).
+    /// A semantic problem (duplicate tag, tags out of order, bad source).
     #[error("invalid versions.yaml: {0}")]
     Invalid(String),
 }
@@ -99,33 +52,46 @@ pub struct VersionsFile {
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct VersionEntry {
-    /// Upstream tag name, e.g. `v2.0.0`.
-    pub tag: String,
-    /// What the tag brings or has (see [`KNOWN_FEATURES`]).
+    /// Upstream tag, e.g. `v2.0.0`.
+    pub tag: Tag,
+    /// What the tag brings or has.
     #[serde(default)]
-    pub features: Vec<String>,
+    pub features: FeatureSet,
     /// Where the official Core sources come from.
     pub source: Source,
     /// Per-version build extras.
     #[serde(default)]
     pub build: Option<BuildExtras>,
-    /// Free-text note (e.g. sources not byte-identical to the tag).
+    /// Free-text note (e.g. an npm alternate that is not identical to the tag).
     #[serde(default)]
     pub note: Option<String>,
 }
 
-/// Where a tag's Core sources come from.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
-#[serde(try_from = "SourceRepr")]
-pub enum Source {
-    /// No reachable registry ships it: covered by golden corpora only (or by an override).
-    None,
-    /// An npm package that embeds `MMKV/Core`.
-    Npm(NpmSource),
+/// Where a tag's Core sources come from: the upstream git tag (pinned by its `Core/` tree) and,
+/// where a registry package embeds the same version, an npm alternate. `source: none` in the
+/// file is a source with neither.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Source {
+    /// The upstream git tag.
+    pub git: Option<GitSource>,
+    /// An npm package embedding `MMKV/Core`.
+    pub npm: Option<NpmSource>,
+}
+
+/// An upstream git tag, pinned by the hash of its `Core/` tree.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct GitSource {
+    /// Repository URL (`MMKV_GIT_URL` replaces it at build time, e.g. with a mirror or bundle).
+    pub url: String,
+    /// The tag to fetch (`refs/tags/<tag>`).
+    pub tag: Tag,
+    /// `git rev-parse <tag>:Core` (40 hex digits): what the fetched tag must hold.
+    pub core_tree: String,
 }
 
 /// A pinned npm package embedding MMKV's Core.
-#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct NpmSource {
     /// Package name.
@@ -136,6 +102,10 @@ pub struct NpmSource {
     pub integrity: String,
     /// Folder inside the tarball holding Core (e.g. `package/MMKV/Core`).
     pub path: String,
+    /// The git tree hash ([`tree_hash`]) of the Core the package ships: equal to the git
+    /// source's `core_tree` when the package is identical to the tag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_tree: Option<String>,
 }
 
 /// Per-version build extras.
@@ -151,63 +121,114 @@ pub struct BuildExtras {
 #[serde(untagged)]
 enum SourceRepr {
     Word(String),
-    Map { npm: NpmSource },
+    Map(SourceMap),
 }
 
-impl TryFrom<SourceRepr> for Source {
-    type Error = String;
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SourceMap {
+    #[serde(default)]
+    git: Option<GitSource>,
+    #[serde(default)]
+    npm: Option<NpmSource>,
+}
 
-    fn try_from(repr: SourceRepr) -> Result<Self, String> {
-        match repr {
-            SourceRepr::Word(w) if w == "none" => Ok(Source::None),
-            SourceRepr::Word(w) => Err(format!(
-                "unknown source `{w}` (expected `none` or `npm: {{...}}`)"
+impl<'de> Deserialize<'de> for Source {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Source, D::Error> {
+        match SourceRepr::deserialize(d)? {
+            SourceRepr::Word(w) if w == "none" => Ok(Source::default()),
+            SourceRepr::Word(w) => Err(serde::de::Error::custom(format!(
+                "unknown source `{w}` (expected `none` or `{{git: {{...}}, npm: {{...}}}}`)"
+            ))),
+            SourceRepr::Map(SourceMap {
+                git: None,
+                npm: None,
+            }) => Err(serde::de::Error::custom(
+                "a source map needs `git` or `npm` (or write `source: none`)",
             )),
-            SourceRepr::Map { npm } => Ok(Source::Npm(npm)),
+            SourceRepr::Map(SourceMap { git, npm }) => Ok(Source { git, npm }),
+        }
+    }
+}
+
+impl Source {
+    /// Neither git nor npm.
+    pub fn is_none(&self) -> bool {
+        self.git.is_none() && self.npm.is_none()
+    }
+
+    /// True when the npm alternate is pinned to the same `Core/` tree as the git tag.
+    pub fn npm_is_identical(&self) -> bool {
+        match (&self.git, &self.npm) {
+            (Some(g), Some(n)) => n.core_tree.as_deref() == Some(g.core_tree.as_str()),
+            _ => false,
         }
     }
 }
 
 impl VersionsFile {
-    /// The entry for `tag`, if any.
+    /// The entry for `tag`, if any (a name that is not a tag has none).
     pub fn get(&self, tag: &str) -> Option<&VersionEntry> {
+        let tag = Tag::parse(tag)?;
+        self.entry(tag)
+    }
+
+    /// The entry for `tag`, if any.
+    pub fn entry(&self, tag: Tag) -> Option<&VersionEntry> {
         self.versions.iter().find(|v| v.tag == tag)
     }
 
-    /// Tags whose sources are reachable (`source: npm`), in file order.
-    pub fn reachable(&self) -> impl Iterator<Item = &VersionEntry> {
-        self.versions.iter().filter(|v| v.is_reachable())
+    /// The features of `tag`: its entry's, else (a tag the file does not list, e.g. an
+    /// unreleased build) those of the newest listed tag before it; empty before the first.
+    pub fn features_of(&self, tag: Tag) -> FeatureSet {
+        self.versions
+            .iter()
+            .filter(|v| v.tag <= tag)
+            .max_by_key(|v| v.tag)
+            .map(|v| v.features)
+            .unwrap_or_default()
     }
 
-    /// Checks what the schema alone cannot: tag names (`vMAJOR.MINOR.PATCH`, see
-    /// [`tag_number`]), unique tags, and complete npm sources with a `sha512-` integrity.
+    /// Checks what the schema alone cannot: unique tags in increasing order, git sources
+    /// naming their own tag with a well-formed tree hash, complete npm sources with a
+    /// `sha512-` integrity.
     pub fn validate(&self) -> Result<(), VersionsError> {
-        let mut seen = std::collections::HashSet::new();
+        let bad = |m: String| Err(VersionsError::Invalid(m));
+        for pair in self.versions.windows(2) {
+            if pair[0].tag >= pair[1].tag {
+                return bad(format!(
+                    "`{}` after `{}`: tags must be listed once, oldest first",
+                    pair[1].tag, pair[0].tag
+                ));
+            }
+        }
         for entry in &self.versions {
-            if tag_number(&entry.tag).is_none() {
-                return Err(VersionsError::Invalid(format!(
-                    "bad tag name `{}` (expected vMAJOR.MINOR.PATCH)",
-                    entry.tag
-                )));
+            let tag = entry.tag;
+            if let Some(git) = &entry.source.git {
+                if git.tag != tag {
+                    return bad(format!("{tag}: git source names tag {}", git.tag));
+                }
+                if !is_tree_hash(&git.core_tree) {
+                    return bad(format!(
+                        "{tag}: core_tree `{}` is not 40 lowercase hex digits",
+                        git.core_tree
+                    ));
+                }
+                if git.url.trim().is_empty() {
+                    return bad(format!("{tag}: empty git url"));
+                }
             }
-            if !seen.insert(entry.tag.as_str()) {
-                return Err(VersionsError::Invalid(format!(
-                    "duplicate tag `{}`",
-                    entry.tag
-                )));
-            }
-            if let Source::Npm(npm) = &entry.source {
+            if let Some(npm) = &entry.source.npm {
                 if !npm.integrity.starts_with("sha512-") {
-                    return Err(VersionsError::Invalid(format!(
-                        "{}: integrity must be `sha512-<base64>`",
-                        entry.tag
-                    )));
+                    return bad(format!("{tag}: integrity must be `sha512-<base64>`"));
                 }
                 if npm.package.is_empty() || npm.version.is_empty() || npm.path.is_empty() {
-                    return Err(VersionsError::Invalid(format!(
-                        "{}: empty npm package, version or path",
-                        entry.tag
-                    )));
+                    return bad(format!("{tag}: empty npm package, version or path"));
+                }
+                if npm.core_tree.as_deref().is_some_and(|t| !is_tree_hash(t)) {
+                    return bad(format!(
+                        "{tag}: npm core_tree is not 40 lowercase hex digits"
+                    ));
                 }
             }
         }
@@ -217,13 +238,13 @@ impl VersionsFile {
 
 impl VersionEntry {
     /// Whether the entry lists `feature`.
-    pub fn has_feature(&self, feature: &str) -> bool {
-        self.features.iter().any(|f| f == feature)
+    pub fn has(&self, feature: Feature) -> bool {
+        self.features.has(feature)
     }
 
-    /// Whether a registry ships this tag's sources.
+    /// Whether the entry names any source (git or npm).
     pub fn is_reachable(&self) -> bool {
-        matches!(self.source, Source::Npm(_))
+        !self.source.is_none()
     }
 
     /// Extra C++ flags (empty when none).
@@ -243,8 +264,9 @@ pub fn parse_versions(text: &str) -> Result<VersionsFile, VersionsError> {
 }
 
 /// Parses the text of a `versions.yaml` as tolerantly as the upstream tracker needs: keys the
-/// schema does not know (at the top level, in an entry, in `build`) are ignored, a `build` that is
-/// not a mapping is dropped, and [`VersionsFile::validate`] is not run. Sources must still parse.
+/// schema does not know (at the top level, in an entry, in `build`, in a source) and feature
+/// names it does not know are ignored, a `build` that is not a mapping is dropped, and
+/// [`VersionsFile::validate`] is not run. Tags and sources must still parse.
 pub fn parse_versions_lenient(text: &str) -> Result<VersionsFile, VersionsError> {
     use serde_norway::Value;
     fn keep_known(value: &mut Value, known: &[&str]) {
@@ -257,13 +279,27 @@ pub fn parse_versions_lenient(text: &str) -> Result<VersionsFile, VersionsError>
     if let Some(Value::Sequence(entries)) = value.get_mut("versions") {
         for entry in entries {
             keep_known(entry, &["tag", "features", "source", "build", "note"]);
-            if let Value::Mapping(map) = entry {
-                match map.get_mut("build") {
-                    Some(build @ Value::Mapping(_)) => keep_known(build, &["cxxflags"]),
-                    Some(_) => {
-                        map.remove("build");
-                    }
-                    None => {}
+            let Value::Mapping(map) = entry else { continue };
+            match map.get_mut("build") {
+                Some(build @ Value::Mapping(_)) => keep_known(build, &["cxxflags"]),
+                Some(_) => {
+                    map.remove("build");
+                }
+                None => {}
+            }
+            if let Some(Value::Sequence(features)) = map.get_mut("features") {
+                features.retain(|f| f.as_str().is_some_and(|f| Feature::from_name(f).is_some()));
+            }
+            if let Some(source @ Value::Mapping(_)) = map.get_mut("source") {
+                keep_known(source, &["git", "npm"]);
+                if let Some(git) = source.get_mut("git") {
+                    keep_known(git, &["url", "tag", "core_tree"]);
+                }
+                if let Some(npm) = source.get_mut("npm") {
+                    keep_known(
+                        npm,
+                        &["package", "version", "integrity", "path", "core_tree"],
+                    );
                 }
             }
         }
@@ -281,23 +317,9 @@ pub fn load_versions(path: &Path) -> Result<VersionsFile, VersionsError> {
 }
 
 /// `vMAJOR.MINOR.PATCH` (an optional `-suffix` is ignored) as `MAJOR*10000 + MINOR*100 + PATCH`,
-/// the number the shim is compiled with (`MMKV_SHIM_VERSION`).
+/// the number the shim is compiled with (`MMKV_SHIM_VERSION`); see [`Tag::number`].
 pub fn tag_number(tag: &str) -> Option<u32> {
-    let rest = tag.strip_prefix('v')?;
-    let core = rest.split(['-', '+']).next()?;
-    let mut parts = core.split('.');
-    let mut n = 0u32;
-    for scale in [10000u32, 100, 1] {
-        let part: u32 = parts.next()?.parse().ok()?;
-        if part >= 100 {
-            return None;
-        }
-        n += part * scale;
-    }
-    if parts.next().is_some() {
-        return None;
-    }
-    Some(n)
+    Tag::release_of(tag).map(Tag::number)
 }
 
 /// The name of the override variable for `tag`: `MMKV_CORE_` + the tag uppercased with every
@@ -318,36 +340,67 @@ pub fn override_var(tag: &str) -> String {
 mod tests {
     use super::*;
 
+    const TREE: &str = "51eb80b4d8e1f08e4b081065a8f3456c69060158";
+
+    fn git(tag: &str) -> String {
+        format!("git: {{url: \"{UPSTREAM_GIT_URL}\", tag: {tag}, core_tree: {TREE}}}")
+    }
+
     #[test]
     fn schema_errors_are_reported() {
         let ok = "versions:\n  - tag: v1.0.0\n    source: none\n";
-        assert_eq!(parse_versions(ok).unwrap().versions[0].source, Source::None);
-        let npm = "versions:\n  - tag: v2.0.0\n    features: [aes256]\n    source:\n      npm: {package: p, version: 1.0.0, integrity: \"sha512-AA==\", path: package/MMKV/Core}\n    build: {cxxflags: [\"-include\", \"cstring\"]}\n";
-        let f = parse_versions(npm).unwrap();
-        assert!(f.versions[0].is_reachable() && f.versions[0].has_feature("aes256"));
-        assert_eq!(f.versions[0].cxxflags(), ["-include", "cstring"]);
+        assert!(parse_versions(ok).unwrap().versions[0].source.is_none());
+        let both = format!("versions:\n  - tag: v2.0.0\n    features: [aes256]\n    source:\n      {}\n      npm: {{package: p, version: 1.0.0, integrity: \"sha512-AA==\", path: package/MMKV/Core, core_tree: {TREE}}}\n    build: {{cxxflags: [\"-include\", \"cstring\"]}}\n", git("v2.0.0"));
+        let f = parse_versions(&both).unwrap();
+        let e = &f.versions[0];
+        assert!(e.is_reachable() && e.has(Feature::Aes256) && !e.has(Feature::KeyExpire));
+        assert_eq!(e.cxxflags(), ["-include", "cstring"]);
+        assert_eq!(e.source.git.as_ref().unwrap().core_tree, TREE);
+        assert!(e.source.npm_is_identical());
         for bad in [
-            "versions:\n  - tag: v1.0.0\n    source: somewhere\n",
-            "versions:\n  - tag: 1.0\n    source: none\n",
-            "versions:\n  - tag: v1.0.0\n    source: none\n  - tag: v1.0.0\n    source: none\n",
-            "versions:\n  - tag: v1.0.0\n    source: none\n    colour: red\n",
-            "versions:\n  - tag: v2.0.0\n    source:\n      npm: {package: p, version: 1.0.0, integrity: \"md5-AA==\", path: x}\n",
+            "versions:\n  - tag: v1.0.0\n    source: somewhere\n".to_string(),
+            "versions:\n  - tag: 1.0\n    source: none\n".into(),
+            "versions:\n  - tag: v1.0.0\n    source: none\n  - tag: v1.0.0\n    source: none\n".into(),
+            "versions:\n  - tag: v1.0.1\n    source: none\n  - tag: v1.0.0\n    source: none\n".into(),
+            "versions:\n  - tag: v1.0.0\n    source: none\n    colour: red\n".into(),
+            "versions:\n  - tag: v1.0.0\n    features: [colour]\n    source: none\n".into(),
+            "versions:\n  - tag: v1.0.0\n    source: {}\n".into(),
+            "versions:\n  - tag: v2.0.0\n    source:\n      npm: {package: p, version: 1.0.0, integrity: \"md5-AA==\", path: x}\n".into(),
+            format!("versions:\n  - tag: v2.0.1\n    source:\n      {}\n", git("v2.0.0")),
+            format!("versions:\n  - tag: v2.0.0\n    source:\n      {}\n", git("v2.0.0").replace(TREE, "abc")),
         ] {
-            assert!(parse_versions(bad).is_err(), "accepted:\n{bad}");
+            assert!(parse_versions(&bad).is_err(), "accepted:\n{bad}");
         }
     }
 
     #[test]
     fn lenient_parsing_ignores_what_it_does_not_know() {
-        let text = "versions:\n  - tag: v2.0.0\n    colour: red\n    source:\n      npm: {package: p, version: 1.0.0, integrity: x, path: y}\n    build: {cxxflags: [a], later: 1}\n  - tag: v1.0.0\n    source: none\n    build: 3\nother: 1\n";
-        assert!(parse_versions(text).is_err());
-        let f = parse_versions_lenient(text).unwrap();
+        let text = format!("versions:\n  - tag: v2.0.0\n    colour: red\n    features: [aes256, later_feature]\n    source:\n      {}\n      svn: x\n    build: {{cxxflags: [a], later: 1}}\n  - tag: v1.0.0\n    source: none\n    build: 3\nother: 1\n", git("v2.0.0"));
+        assert!(parse_versions(&text).is_err());
+        let f = parse_versions_lenient(&text).unwrap();
         assert_eq!(f.versions.len(), 2);
         assert_eq!(f.versions[0].cxxflags(), ["a"]);
+        assert_eq!(f.versions[0].features, FeatureSet::of(&[Feature::Aes256]));
         assert!(f.versions[0].is_reachable());
         assert_eq!(f.versions[1].build, None);
         assert!(parse_versions_lenient("versions:\n  - tag: v1.0.0\n    source: git\n").is_err());
         assert!(parse_versions_lenient("versions:\n  - tag: v1.0.0\n").is_err());
+    }
+
+    #[test]
+    fn features_of_unlisted_tags_come_from_the_previous_entry() {
+        let f = parse_versions(
+            "versions:\n  - tag: v1.3.0\n    features: [key_expire]\n    source: none\n  - tag: v2.3.0\n    features: [key_expire, aes256]\n    source: none\n",
+        )
+        .unwrap();
+        let t = |s: &str| Tag::parse(s).unwrap();
+        assert_eq!(f.features_of(t("v1.2.0")), FeatureSet::EMPTY);
+        assert_eq!(
+            f.features_of(t("v1.3.5")),
+            FeatureSet::of(&[Feature::KeyExpire])
+        );
+        assert!(f.features_of(t("v2.4.3")).has(Feature::Aes256));
+        assert!(f.get("v2.3.0").is_some() && f.get("v2.3.1").is_none() && f.get("x").is_none());
     }
 
     #[test]

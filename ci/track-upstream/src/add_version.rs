@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::npm::{fetch_tarball, NpmClient};
 use crate::tags::Tag;
 use crate::tarball::{find_embedded_core, parse_mmkv_version, sha512_integrity};
-use crate::versions::{NpmSource, Source};
+use crate::versions::{GitSource, NpmSource, Source};
 
 /// Whether the `MMKV_VERSION` that `MMKVPredef.h` declares is acceptable for `tag`: it must
 /// be `tag`, or exactly `accept` when the maintainer knows the tag's header lags behind
@@ -56,11 +56,107 @@ pub fn resolve_npm_source(
             registry,
         });
     }
+    let core_tree = npm_core_tree(&bytes, &core.core_path).map_err(|message| Error::Tarball {
+        package: package.to_string(),
+        version: version.to_string(),
+        message,
+    })?;
     Ok(NpmSource {
         package: package.to_string(),
         version: version.to_string(),
         integrity: computed,
         path: core.core_path,
+        core_tree: Some(core_tree),
+    })
+}
+
+/// The git tree hash of the Core directory `core_path` of a package tarball: what
+/// `git rev-parse <tag>:Core` prints when the package ships exactly the tag's `Core/`.
+pub fn npm_core_tree(tgz: &[u8], core_path: &str) -> std::result::Result<String, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let prefix = Path::new(core_path.trim_end_matches('/'));
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(tgz));
+    for entry in archive.entries().map_err(|e| e.to_string())? {
+        let mut entry = entry.map_err(|e| e.to_string())?;
+        let path = entry.path().map_err(|e| e.to_string())?.into_owned();
+        let Ok(rel) = path.strip_prefix(prefix) else {
+            continue;
+        };
+        if !entry.header().entry_type().is_file()
+            || rel
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            continue;
+        }
+        let target = dir.path().join("Core").join(rel);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+        }
+        let mut data = Vec::new();
+        std::io::Read::read_to_end(&mut entry, &mut data).map_err(|e| e.to_string())?;
+        std::fs::write(&target, data).map_err(|e| e.to_string())?;
+        let exec = entry.header().mode().unwrap_or(0o644) & 0o111 != 0;
+        std::fs::set_permissions(
+            &target,
+            std::fs::Permissions::from_mode(if exec { 0o755 } else { 0o644 }),
+        )
+        .map_err(|e| e.to_string())?;
+    }
+    mmkv_versions::tree_hash(&dir.path().join("Core")).map_err(|e| e.to_string())
+}
+
+/// Fetches `refs/tags/<tag>` from `fetch_url` (upstream, or a mirror / bundle given with
+/// `MMKV_GIT_URL`) into a scratch repository, checks that its `Core/MMKVPredef.h` is `tag`
+/// (see [`predef_matches`]; a header without `MMKV_VERSION` needs `--accept-predef none`), and
+/// returns the git source to record: the upstream URL, the tag and `git rev-parse <tag>:Core`.
+pub fn resolve_git_source(
+    tag: Tag,
+    fetch_url: &str,
+    accept_predef: Option<&str>,
+) -> Result<GitSource> {
+    let scratch = tempfile::tempdir().map_err(|e| Error::io("<tempdir>", e))?;
+    let git = |args: &[&str]| -> Result<String> {
+        let shown = format!("git {}", args.join(" "));
+        let out = Command::new("git")
+            .arg("--git-dir")
+            .arg(scratch.path())
+            .args(args)
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env_remove("GIT_DIR")
+            .output()
+            .map_err(|e| Error::Command {
+                command: shown.clone(),
+                message: e.to_string(),
+            })?;
+        if !out.status.success() {
+            return Err(Error::Command {
+                command: shown,
+                message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            });
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    git(&["init", "-q", "--bare"])?;
+    let refspec = format!("+refs/tags/{tag}:refs/tags/{tag}");
+    git(&["fetch", "-q", "--no-tags", fetch_url, &refspec])?;
+    let core_tree = git(&["rev-parse", "--verify", &format!("refs/tags/{tag}:Core")])?
+        .trim()
+        .to_string();
+    let header = git(&["show", &format!("refs/tags/{tag}:Core/MMKVPredef.h")])?;
+    let declared = parse_mmkv_version(&header).unwrap_or_else(|| "none".to_string());
+    if !predef_matches(tag, &declared, accept_predef) {
+        return Err(Error::TagMismatch {
+            requested: tag.to_string(),
+            found: declared,
+            origin: format!("refs/tags/{tag} of {fetch_url}"),
+        });
+    }
+    Ok(GitSource {
+        url: mmkv_versions::UPSTREAM_GIT_URL.to_string(),
+        tag,
+        core_tree,
     })
 }
 
@@ -79,6 +175,16 @@ pub fn check_core_dir(tag: Tag, dir: &Path, accept_predef: Option<&str>) -> Resu
         });
     }
     Ok(())
+}
+
+/// The source already recorded for `tag` in the versions file at `path` (empty when none).
+pub fn current_source(path: &Path, tag: Tag) -> Result<Source> {
+    use crate::versions::{VersionsFile, VersionsFileExt};
+    let file = VersionsFile::load(path)?;
+    Ok(file
+        .entry(tag)
+        .map(|e| e.source.clone())
+        .unwrap_or_default())
 }
 
 /// Applies the edit to the versions file at `path` (written only when it changes).

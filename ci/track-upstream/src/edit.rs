@@ -11,7 +11,7 @@ use serde_norway::Value;
 
 use crate::error::Error;
 use crate::tags::Tag;
-use crate::versions::{NpmSource, Source, VersionsFile, VersionsFileExt};
+use crate::versions::{FeatureSet, GitSource, NpmSource, Source, VersionsFile, VersionsFileExt};
 
 /// What [`upsert_entry`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,7 +68,7 @@ pub fn upsert_entry(text: &str, tag: Tag, source: &Source) -> Result<Edited, Err
             let features_from = lower.and_then(|e| e.tag);
             let features = features_from
                 .and_then(|t| parsed.entry(t))
-                .map(|e| e.features.clone())
+                .map(|e| e.features)
                 .unwrap_or_default();
             let text = insert_entry(
                 &lines,
@@ -227,21 +227,43 @@ fn scalar(s: &str) -> String {
 }
 
 fn render_source(pad: &str, source: &Source) -> String {
-    match source {
-        Source::None => format!("{pad}source: none\n"),
-        Source::Npm(NpmSource {
-            package,
-            version,
-            integrity,
-            path,
-        }) => format!(
-            "{pad}source:\n{pad}  npm: {{package: {}, version: {}, integrity: {}, path: {}}}\n",
+    if source.is_none() {
+        return format!("{pad}source: none\n");
+    }
+    let mut out = format!("{pad}source:\n");
+    if let Some(GitSource {
+        url,
+        tag,
+        core_tree,
+    }) = &source.git
+    {
+        out.push_str(&format!(
+            "{pad}  git: {{url: {}, tag: {tag}, core_tree: {}}}\n",
+            serde_json::to_string(url).unwrap_or_else(|_| format!("{url:?}")),
+            scalar(core_tree)
+        ));
+    }
+    if let Some(NpmSource {
+        package,
+        version,
+        integrity,
+        path,
+        core_tree,
+    }) = &source.npm
+    {
+        let tree = core_tree
+            .as_deref()
+            .map(|t| format!(", core_tree: {}", scalar(t)))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "{pad}  npm: {{package: {}, version: {}, integrity: {}, path: {}{tree}}}\n",
             scalar(package),
             scalar(version),
             serde_json::to_string(integrity).unwrap_or_else(|_| format!("{integrity:?}")),
             scalar(path)
-        ),
+        ));
     }
+    out
 }
 
 fn replace_source(lines: &[&str], entry: &EntryLayout, source: &Source) -> Result<String, Error> {
@@ -294,7 +316,7 @@ fn insert_entry(
     layout: &Layout,
     lower: Option<&EntryLayout>,
     tag: Tag,
-    features: &[String],
+    features: &FeatureSet,
     features_from: Option<Tag>,
     source: &Source,
 ) -> Result<String, Error> {
@@ -317,7 +339,7 @@ fn insert_entry(
             "{pad}# features copied from {from} by add-version: review them against the {tag} sources\n"
         ));
     }
-    let list: Vec<String> = features.iter().map(|f| scalar(f)).collect();
+    let list: Vec<&str> = features.iter().map(|f| f.name()).collect();
     block.push_str(&format!("{pad}features: [{}]\n", list.join(", ")));
     block.push_str(&render_source(&pad, source));
 
@@ -413,12 +435,20 @@ mod tests {
     }
 
     fn npm(package: &str, version: &str) -> Source {
-        Source::Npm(NpmSource {
-            package: package.into(),
-            version: version.into(),
-            integrity: "sha512-ABC+/=".into(),
-            path: "package/MMKV/Core".into(),
-        })
+        Source {
+            git: None,
+            npm: Some(NpmSource {
+                package: package.into(),
+                version: version.into(),
+                integrity: "sha512-ABC+/=".into(),
+                path: "package/MMKV/Core".into(),
+                core_tree: None,
+            }),
+        }
+    }
+
+    fn none() -> Source {
+        Source::default()
     }
 
     const BASE: &str = "\
@@ -426,11 +456,11 @@ mod tests {
 versions:
   # the 2.x line
   - tag: v2.0.0
-    features: [a, b]
+    features: [key_expire, typed_vectors]
     source: none   # no registry source yet
     note: \"kept\"
   - tag: v2.1.0
-    features: [a, b, c]
+    features: [key_expire, typed_vectors, aes256]
     source:
       npm: {package: p, version: 1.0.0, integrity: \"sha512-OLD\", path: package/MMKV/Core}
     build: {cxxflags: [\"-include\", \"cstring\"]}
@@ -450,7 +480,7 @@ versions:
 
     #[test]
     fn replaces_block_source_and_keeps_following_keys() {
-        let out = upsert_entry(BASE, t("v2.1.0"), &Source::None).unwrap();
+        let out = upsert_entry(BASE, t("v2.1.0"), &none()).unwrap();
         assert_eq!(out.action, EditAction::SourceReplaced);
         let expected = BASE.replace(
             "    source:\n      npm: {package: p, version: 1.0.0, integrity: \"sha512-OLD\", path: package/MMKV/Core}\n",
@@ -462,7 +492,7 @@ versions:
 
     #[test]
     fn same_source_is_unchanged() {
-        let out = upsert_entry(BASE, t("v2.0.0"), &Source::None).unwrap();
+        let out = upsert_entry(BASE, t("v2.0.0"), &none()).unwrap();
         assert_eq!(out.action, EditAction::Unchanged);
         assert_eq!(out.text, BASE);
     }
@@ -476,7 +506,7 @@ versions:
                 features_from: Some(t("v2.1.0"))
             }
         );
-        let block = "  - tag: v2.4.3\n    # features copied from v2.1.0 by add-version: review them against the v2.4.3 sources\n    features: [a, b, c]\n    source:\n      npm: {package: q, version: 2.0.0, integrity: \"sha512-ABC+/=\", path: package/MMKV/Core}\n";
+        let block = "  - tag: v2.4.3\n    # features copied from v2.1.0 by add-version: review them against the v2.4.3 sources\n    features: [key_expire, typed_vectors, aes256]\n    source:\n      npm: {package: q, version: 2.0.0, integrity: \"sha512-ABC+/=\", path: package/MMKV/Core}\n";
         let expected = BASE.replace(
             "  # trailing comment about the list\n",
             &format!("{block}  # trailing comment about the list\n"),
@@ -486,14 +516,14 @@ versions:
 
     #[test]
     fn inserts_gap_and_oldest_in_order() {
-        let mid = upsert_entry(BASE, t("v2.0.5"), &Source::None).unwrap();
+        let mid = upsert_entry(BASE, t("v2.0.5"), &none()).unwrap();
         let i_200 = mid.text.find("- tag: v2.0.0").unwrap();
         let i_205 = mid.text.find("- tag: v2.0.5").unwrap();
         let i_210 = mid.text.find("- tag: v2.1.0").unwrap();
         assert!(i_200 < i_205 && i_205 < i_210);
         assert!(mid.text.contains("note: \"kept\"\n  - tag: v2.0.5\n"));
 
-        let old = upsert_entry(BASE, t("v1.0.0"), &Source::None).unwrap();
+        let old = upsert_entry(BASE, t("v1.0.0"), &none()).unwrap();
         assert_eq!(
             old.action,
             EditAction::Added {
@@ -508,14 +538,14 @@ versions:
     #[test]
     fn follows_file_style() {
         // Dash at column 0, blank lines between entries, no final newline, a later top-level key.
-        let text = "versions:\n- tag: v1.0.0\n  source: none\n\n- tag: v1.1.0\n  features: [x]\n  source: none\nother: 1";
-        let out = upsert_entry(text, t("v1.2.0"), &Source::None).unwrap();
+        let text = "versions:\n- tag: v1.0.0\n  source: none\n\n- tag: v1.1.0\n  features: [aes256]\n  source: none\nother: 1";
+        let out = upsert_entry(text, t("v1.2.0"), &none()).unwrap();
         assert_eq!(
             out.text,
-            "versions:\n- tag: v1.0.0\n  source: none\n\n- tag: v1.1.0\n  features: [x]\n  source: none\n\n- tag: v1.2.0\n  # features copied from v1.1.0 by add-version: review them against the v1.2.0 sources\n  features: [x]\n  source: none\nother: 1"
+            "versions:\n- tag: v1.0.0\n  source: none\n\n- tag: v1.1.0\n  features: [aes256]\n  source: none\n\n- tag: v1.2.0\n  # features copied from v1.1.0 by add-version: review them against the v1.2.0 sources\n  features: [aes256]\n  source: none\nother: 1"
         );
         let no_newline = "versions:\n  - tag: v1.0.0\n    source: none";
-        let out = upsert_entry(no_newline, t("v1.0.1"), &Source::None).unwrap();
+        let out = upsert_entry(no_newline, t("v1.0.1"), &none()).unwrap();
         assert!(out.text.ends_with("    source: none\n  - tag: v1.0.1\n    # features copied from v1.0.0 by add-version: review them against the v1.0.1 sources\n    features: []\n    source: none\n"));
     }
 
@@ -536,26 +566,33 @@ versions:
         let flow = "versions:\n  - {tag: v1.0.0, source: none}\n";
         assert!(upsert_entry(flow, t("v1.0.0"), &npm("p", "1.0.0")).is_err());
         // Adding next to a flow entry works (block style).
-        let added = upsert_entry(flow, t("v1.0.1"), &Source::None).unwrap();
+        let added = upsert_entry(flow, t("v1.0.1"), &none()).unwrap();
         assert!(added.text.ends_with("  - tag: v1.0.1\n    # features copied from v1.0.0 by add-version: review them against the v1.0.1 sources\n    features: []\n    source: none\n"));
 
         // verify_edit notices collateral changes.
         let tampered = BASE
-            .replace("features: [a, b, c]", "features: [a]")
+            .replace(
+                "features: [key_expire, typed_vectors, aes256]",
+                "features: [key_expire]",
+            )
             .replace(
                 "source: none   # no registry source yet",
                 "source:\n      npm: {package: p, version: 9.9.9, integrity: \"x\", path: y}",
             );
-        let src = Source::Npm(NpmSource {
-            package: "p".into(),
-            version: "9.9.9".into(),
-            integrity: "x".into(),
-            path: "y".into(),
-        });
+        let src = Source {
+            git: None,
+            npm: Some(NpmSource {
+                package: "p".into(),
+                version: "9.9.9".into(),
+                integrity: "x".into(),
+                path: "y".into(),
+                core_tree: None,
+            }),
+        };
         let err = verify_edit(BASE, &tampered, t("v2.0.0"), &src).unwrap_err();
         assert!(err.to_string().contains("other than v2.0.0"), "{err}");
         let wrong = verify_edit(BASE, BASE, t("v2.0.0"), &src).unwrap_err();
         assert!(wrong.to_string().contains("source"), "{wrong}");
-        assert!(upsert_entry("nothing: here\n", t("v1.0.0"), &Source::None).is_err());
+        assert!(upsert_entry("nothing: here\n", t("v1.0.0"), &none()).is_err());
     }
 }

@@ -8,7 +8,8 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use track_upstream::add_version::{
-    check_core_dir, resolve_npm_source, run_steps, test_steps, update_versions_file,
+    check_core_dir, current_source, resolve_git_source, resolve_npm_source, run_steps, test_steps,
+    update_versions_file,
 };
 use track_upstream::check::{run_check, CheckOptions};
 use track_upstream::edit::EditAction;
@@ -17,6 +18,9 @@ use track_upstream::issues::{GhCli, IssueTracker, ListTracker, DEFAULT_LABEL};
 use track_upstream::npm::{CoreProbe, FixtureProbe, NpmCli, PackingProbe, DEFAULT_PACKAGES};
 use track_upstream::tags::{parse_tag_list, split_package_spec, Tag};
 use track_upstream::versions::{find_versions_file, Source, VersionsFile, VersionsFileExt};
+
+/// Replaces every tag's git URL when fetching (a mirror, a clone or a bundle file).
+const GIT_URL_VAR: &str = "MMKV_GIT_URL";
 use track_upstream::{Error, Result};
 
 /// Notices upstream MMKV release tags that versions.yaml lacks and opens one issue per tag
@@ -36,8 +40,9 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Pin a tag in versions.yaml from an npm package (or a local Core checkout), then
-    /// build and test it.
+    /// Pin a tag in versions.yaml from its upstream git tag (default: fetch it, record its
+    /// `Core/` tree hash), an npm package (`--npm`) or a local Core checkout (`--core-dir`),
+    /// then build and test it.
     AddVersion(AddArgs),
 }
 
@@ -98,18 +103,18 @@ struct CheckArgs {
 struct AddArgs {
     /// The upstream tag to add, vX.Y.Z.
     tag: Tag,
-    /// npm package version that embeds the tag's Core, PACKAGE@VERSION.
-    #[arg(
-        long,
-        value_name = "PACKAGE@VERSION",
-        required_unless_present = "core_dir",
-        conflicts_with = "core_dir"
-    )]
+    /// Add (or replace) the npm alternate instead: a package version that embeds the tag's
+    /// Core, PACKAGE@VERSION (its Core/ tree hash is recorded next to the git source).
+    #[arg(long, value_name = "PACKAGE@VERSION", conflicts_with = "core_dir")]
     npm: Option<String>,
-    /// No registry source: a local Core directory of the tag (holding MMKVPredef.h). The entry
-    /// gets `source: none` and the build uses `MMKV_CORE_<TAG>=DIR`.
+    /// No fetchable source: a local Core directory of the tag (holding MMKVPredef.h). A new
+    /// entry gets `source: none` and the build uses `MMKV_CORE_<TAG>=DIR`.
     #[arg(long, value_name = "DIR")]
     core_dir: Option<PathBuf>,
+    /// Repository to fetch the tag from [default: $MMKV_GIT_URL, else upstream]; the entry
+    /// always records the upstream URL.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["npm", "core_dir"])]
+    git_url: Option<String>,
     /// Accept a Core whose MMKVPredef.h declares this version instead of TAG (for tags whose
     /// header was not bumped, e.g. v2.1.1 says v2.1.0). Add a `note:` to the entry.
     #[arg(long, value_name = "VERSION")]
@@ -210,6 +215,7 @@ fn add_version(args: AddArgs) -> Result<()> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or_else(|| PathBuf::from("."));
     let tag = args.tag;
+    let current = current_source(&path, tag)?;
     let source = match (&args.npm, &args.core_dir) {
         (Some(spec), _) => {
             let (package, version) = split_package_spec(spec)?;
@@ -223,18 +229,44 @@ fn add_version(args: AddArgs) -> Result<()> {
                 &version,
                 args.accept_predef.as_deref(),
             )?;
+            let tree = npm.core_tree.clone().unwrap_or_default();
+            let same = current.git.as_ref().map(|g| g.core_tree == tree);
             println!(
-                "{package}@{version}: Core at {}, integrity {} (matches the registry)",
-                npm.path, npm.integrity
+                "{package}@{version}: Core at {}, integrity {} (matches the registry), Core/ tree {tree}{}",
+                npm.path,
+                npm.integrity,
+                match same {
+                    Some(true) => " = the tag's",
+                    Some(false) => " != the tag's: say what differs in the entry's note",
+                    None => "",
+                }
             );
-            Source::Npm(npm)
+            Source {
+                git: current.git.clone(),
+                npm: Some(npm),
+            }
         }
         (None, Some(dir)) => {
             check_core_dir(tag, dir, args.accept_predef.as_deref())?;
             println!("{}: MMKVPredef.h matches {tag}", dir.display());
-            Source::None
+            current.clone()
         }
-        (None, None) => unreachable!("clap requires --npm or --core-dir"),
+        (None, None) => {
+            let url = args
+                .git_url
+                .clone()
+                .or_else(|| std::env::var(GIT_URL_VAR).ok().filter(|v| !v.is_empty()))
+                .unwrap_or_else(|| UPSTREAM_URL.to_string());
+            let git = resolve_git_source(tag, &url, args.accept_predef.as_deref())?;
+            println!(
+                "{url}: refs/tags/{tag} fetched, MMKVPredef.h matches, Core/ tree {}",
+                git.core_tree
+            );
+            Source {
+                git: Some(git),
+                npm: current.npm.clone(),
+            }
+        }
     };
     match update_versions_file(&path, tag, &source)? {
         EditAction::Added {

@@ -2,74 +2,13 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::str::FromStr;
 
 use crate::error::Error;
 
-/// An upstream MMKV release tag of the strict form `vMAJOR.MINOR.PATCH`.
-///
-/// Pre-release or otherwise decorated tags (`v1.2.3-beta`, `v1.3.0.1`, `1.2.3`) are not
-/// release tags for the tracker and do not parse.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Tag {
-    /// Major version.
-    pub major: u32,
-    /// Minor version.
-    pub minor: u32,
-    /// Patch version.
-    pub patch: u32,
-}
-
-impl Tag {
-    /// Parses a strict `vX.Y.Z` tag; returns `None` for anything else.
-    pub fn parse(s: &str) -> Option<Tag> {
-        let rest = s.strip_prefix('v')?;
-        let mut parts = rest.split('.');
-        let major = parse_number(parts.next()?)?;
-        let minor = parse_number(parts.next()?)?;
-        let patch = parse_number(parts.next()?)?;
-        if parts.next().is_some() {
-            return None;
-        }
-        Some(Tag {
-            major,
-            minor,
-            patch,
-        })
-    }
-
-    /// The suffix used by the per-tag override variable: `v2.0.0` → `V2_0_0`
-    /// (as in `MMKV_CORE_V2_0_0`).
-    pub fn env_suffix(&self) -> String {
-        format!("V{}_{}_{}", self.major, self.minor, self.patch)
-    }
-
-    /// The name of the variable that overrides this tag's Core sources with a local directory.
-    pub fn core_override_var(&self) -> String {
-        mmkv_versions::override_var(&self.to_string())
-    }
-}
-
-fn parse_number(s: &str) -> Option<u32> {
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    s.parse().ok()
-}
-
-impl fmt::Display for Tag {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "v{}.{}.{}", self.major, self.minor, self.patch)
-    }
-}
-
-impl FromStr for Tag {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Tag::parse(s).ok_or_else(|| Error::BadTag(s.to_string()))
-    }
-}
+/// An upstream MMKV release tag of the strict form `vMAJOR.MINOR.PATCH` (the project's one
+/// tag type, from mmkv-versions). Pre-release or otherwise decorated tags (`v1.2.3-beta`,
+/// `v1.3.0.1`, `1.2.3`) are not release tags for the tracker and do not parse.
+pub use mmkv_versions::Tag;
 
 /// Extracts the release tag from one line of a tag list.
 ///

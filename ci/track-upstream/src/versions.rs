@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::tags::{NpmVersion, Tag};
 
-pub use mmkv_versions::{BuildExtras, NpmSource, Source, VersionEntry, VersionsFile};
+pub use mmkv_versions::{
+    BuildExtras, Feature, FeatureSet, GitSource, NpmSource, Source, VersionEntry, VersionsFile,
+};
 
 /// The tracker's reading of a [`VersionsFile`]: the shared schema, parsed tolerantly
 /// ([`mmkv_versions::parse_versions_lenient`]), plus the tracker's strict tags (`vX.Y.Z`, no
@@ -36,8 +38,7 @@ impl VersionsFileExt for VersionsFile {
         let file = mmkv_versions::parse_versions_lenient(text).map_err(|e| bad(e.to_string()))?;
         let mut seen = BTreeSet::new();
         for entry in &file.versions {
-            let tag = Tag::parse(&entry.tag)
-                .ok_or_else(|| bad(format!("tag {:?} is not of the form vX.Y.Z", entry.tag)))?;
+            let tag = entry.tag;
             if !seen.insert(tag) {
                 return Err(bad(format!("tag {tag} is listed twice")));
             }
@@ -51,29 +52,22 @@ impl VersionsFileExt for VersionsFile {
     }
 
     fn entry(&self, tag: Tag) -> Option<&VersionEntry> {
-        self.versions
-            .iter()
-            .find(|e| Tag::parse(&e.tag) == Some(tag))
+        self.versions.iter().find(|e| e.tag == tag)
     }
 
     fn known(&self) -> Known {
         let mut known = Known::default();
         for entry in &self.versions {
-            // Tags were validated by `parse`; a hand-built file may still hold bad ones.
-            let Some(tag) = Tag::parse(&entry.tag) else {
-                continue;
-            };
+            let tag = entry.tag;
             known.tags.insert(tag);
-            match &entry.source {
-                Source::None => {
-                    known.without_source.insert(tag);
-                }
-                Source::Npm(npm) => {
-                    if let Some(v) = NpmVersion::parse(&npm.version) {
-                        let slot = known.pinned.entry(npm.package.clone()).or_insert(v.clone());
-                        if v > *slot {
-                            *slot = v;
-                        }
+            if entry.source.is_none() {
+                known.without_source.insert(tag);
+            }
+            if let Some(npm) = &entry.source.npm {
+                if let Some(v) = NpmVersion::parse(&npm.version) {
+                    let slot = known.pinned.entry(npm.package.clone()).or_insert(v.clone());
+                    if v > *slot {
+                        *slot = v;
                     }
                 }
             }
@@ -87,7 +81,7 @@ impl VersionsFileExt for VersionsFile {
 pub struct Known {
     /// Every listed tag.
     pub tags: BTreeSet<Tag>,
-    /// Listed tags whose source is `none`.
+    /// Listed tags with neither a git nor an npm source (`source: none`).
     pub without_source: BTreeSet<Tag>,
     /// For each npm package used as a source, the newest version pinned.
     pub pinned: BTreeMap<String, NpmVersion>,
@@ -123,6 +117,7 @@ versions:
   - tag: v2.0.0
     features: [key_expire, typed_vectors]
     source:
+      git: {url: "https://github.com/Tencent/MMKV.git", tag: v2.0.0, core_tree: 0123456789abcdef0123456789abcdef01234567}
       npm: {package: react-native-mmkv, version: 3.1.0, integrity: "sha512-AAAA", path: package/MMKV/Core}
     build: {cxxflags: ["-include", "cstring"]}
     note: "first v2"
@@ -141,13 +136,18 @@ versions:
     fn parses_schema() {
         let f = VersionsFile::parse(SAMPLE, Path::new("x")).unwrap();
         assert_eq!(f.versions.len(), 4);
-        assert_eq!(f.versions[0].features, vec!["key_expire", "typed_vectors"]);
+        assert_eq!(
+            f.versions[0].features,
+            FeatureSet::of(&[Feature::KeyExpire, Feature::TypedVectors])
+        );
         assert!(f.versions[0].build.is_some());
-        assert_eq!(f.versions[1].source, Source::None);
-        let Source::Npm(npm) = &f.versions[0].source else {
-            panic!("npm source expected")
-        };
+        assert!(f.versions[1].source.is_none());
+        let npm = f.versions[0].source.npm.as_ref().expect("npm source");
         assert_eq!(npm.path, "package/MMKV/Core");
+        assert_eq!(
+            f.versions[0].source.git.as_ref().map(|g| g.tag),
+            Tag::parse("v2.0.0")
+        );
         let known = f.known();
         assert_eq!(known.oldest(), Tag::parse("v1.3.9"));
         assert_eq!(known.newest(), Tag::parse("v2.1.0"));

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use track_upstream::add_version::npm_core_tree;
 use track_upstream::tarball::{build_tgz, fake_predef_header, sha512_integrity};
 
 fn fixture(name: &str) -> PathBuf {
@@ -197,6 +198,7 @@ fn add_version_pins_checks_and_refuses_mismatches() {
     let registry = dir.path().join("registry");
     std::fs::create_dir(&registry).unwrap();
     let npm = fake_npm(dir.path());
+    let trees = std::cell::RefCell::new(Vec::new());
     let publish = |name: &str, mmkv: &str, integrity: Option<&str>| {
         let tgz = build_tgz(&[
             ("package/package.json", b"{}".as_slice()),
@@ -207,6 +209,9 @@ fn add_version_pins_checks_and_refuses_mismatches() {
         ])
         .unwrap();
         let real = sha512_integrity(&tgz);
+        trees
+            .borrow_mut()
+            .push(npm_core_tree(&tgz, "package/MMKV/Core").unwrap());
         std::fs::write(registry.join(format!("{name}.tgz")), &tgz).unwrap();
         std::fs::write(
             registry.join(format!("{name}.integrity")),
@@ -216,6 +221,7 @@ fn add_version_pins_checks_and_refuses_mismatches() {
         real
     };
     let good = publish("react-native-mmkv-storage-13.0.0", "v2.4.1", None);
+    let good_tree = trees.borrow()[0].clone();
     publish("react-native-mmkv-storage-13.0.1", "v2.4.2", None);
     publish(
         "react-native-mmkv-storage-13.0.2",
@@ -259,7 +265,7 @@ fn add_version_pins_checks_and_refuses_mismatches() {
     assert!(ok.status.success(), "{stdout}{stderr}");
     let edited = std::fs::read_to_string(&versions).unwrap();
     let expected = format!(
-        "{original}  - tag: v2.4.1\n    # features copied from v2.4.0 by add-version: review them against the v2.4.1 sources\n    features: [meta_actual_size]\n    source:\n      npm: {{package: react-native-mmkv-storage, version: 13.0.0, integrity: \"{good}\", path: package/MMKV/Core}}\n"
+        "{original}  - tag: v2.4.1\n    # features copied from v2.4.0 by add-version: review them against the v2.4.1 sources\n    features: [meta_actual_size]\n    source:\n      npm: {{package: react-native-mmkv-storage, version: 13.0.0, integrity: \"{good}\", path: package/MMKV/Core, core_tree: {good_tree}}}\n"
     );
     assert_eq!(edited, expected);
 

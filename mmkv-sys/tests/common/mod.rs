@@ -3,9 +3,11 @@
 
 use mmkv_sys::{Instance, Official};
 
-/// What `MMKV_VERSION` says for a tag (the v1.2.3 and v2.1.1 tags report an older string).
+/// What `MMKV_VERSION` says for a tag (the v1.2.3 and v2.1.1 tags report an older string,
+/// v1.1.0 and v1.1.1 declare none).
 pub fn expected_version(tag: &str) -> &str {
     match tag {
+        "v1.1.0" | "v1.1.1" => "",
         "v1.2.3" => "v1.2.2",
         "v2.1.1" => "v2.1.0",
         t => t,
