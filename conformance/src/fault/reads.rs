@@ -129,6 +129,7 @@ fn encode_value(v: &Value) -> Vec<u8> {
                 out.extend_from_slice(s.as_bytes());
             }
         }
+        Value::VecBool(xs) => out.extend(xs.iter().map(|&x| u8::from(x))),
         Value::VecI32(xs) => xs.iter().for_each(|x| out.extend(x.to_le_bytes())),
         Value::VecU32(xs) => xs.iter().for_each(|x| out.extend(x.to_le_bytes())),
         Value::VecI64(xs) => xs.iter().for_each(|x| out.extend(x.to_le_bytes())),
@@ -182,6 +183,15 @@ fn decode_value(ty: ValueType, b: &[u8]) -> Option<Value> {
             }
             Value::Strings(items)
         }
+        ValueType::VecBool => Value::VecBool(
+            b.iter()
+                .map(|&x| match x {
+                    0 => Some(false),
+                    1 => Some(true),
+                    _ => None,
+                })
+                .collect::<Option<_>>()?,
+        ),
         ValueType::VecI32 => Value::VecI32(
             chunks::<4>(b)?
                 .into_iter()

@@ -100,6 +100,7 @@ fn value(rng: &mut SplitMix, features: &Features) -> Value {
         ValueType::String => Value::String(filler(rng, n)),
         ValueType::Bytes => Value::Bytes(filler(rng, n).into_bytes()),
         ValueType::Strings => Value::Strings((0..1 + n / 64).map(|i| filler(rng, i % 9)).collect()),
+        ValueType::VecBool => Value::VecBool((0..n / 8).map(|i| i % 3 == 0).collect()),
         ValueType::VecI32 => Value::VecI32((0..n / 8).map(|i| i as i32 - 3).collect()),
         ValueType::VecU32 => Value::VecU32((0..n / 8).map(|i| i as u32 * 7).collect()),
         ValueType::VecI64 => Value::VecI64((0..n / 8).map(|i| -(i as i64) << 33).collect()),
