@@ -47,6 +47,9 @@ enum Command {
         /// Corpus root (default: the workspace's corpus/).
         #[arg(long)]
         corpus: Option<PathBuf>,
+        /// Run nothing: merge these `report --json` outputs (e.g. CI shards) into one table.
+        #[arg(long, num_args = 1.., value_name = "JSON")]
+        merge: Vec<PathBuf>,
     },
     /// Record the corpus store set with the official library of one built version.
     Record {
@@ -115,6 +118,7 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
             seeds,
             only,
             corpus,
+            merge,
         } => {
             let cfg = ReportConfig {
                 corpus: corpus.unwrap_or_else(corpus_root),
@@ -123,7 +127,16 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
                 gen: GenConfig::default(),
                 only,
             };
-            let rows = plan(&cfg);
+            let merged = if merge.is_empty() {
+                None
+            } else {
+                Some(conformance::shards::merge_files(&merge)?)
+            };
+            let rows = if merged.is_some() {
+                Vec::new()
+            } else {
+                plan(&cfg)
+            };
             let total: u64 = rows.iter().map(|r| r.work()).sum();
             let bar = ProgressBar::new(total);
             bar.set_style(
@@ -141,7 +154,18 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
                 out.push(r);
             }
             bar.finish_and_clear();
-            let report = Report { versions: out };
+            let report = match merged {
+                Some(report) => report,
+                None => {
+                    let mut report = Report { versions: out };
+                    let unbuilt: Vec<(&str, &str)> = mmkv_sys::unbuilt()
+                        .iter()
+                        .map(|u| (u.tag, u.reason))
+                        .collect();
+                    conformance::shards::mark_unbuilt(&mut report, &unbuilt);
+                    report
+                }
+            };
             if json {
                 println!("{}", report.to_json());
             } else {
@@ -163,8 +187,21 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
                 for f in &row.failures {
                     eprintln!("FAIL {f}");
                 }
+                if let Some(why) = &row.unbuilt {
+                    eprintln!("UNBUILT {}: {why}", row.tag);
+                }
             }
-            Ok(if report.passed() {
+            let summary = conformance::shards::Summary::of(&report);
+            let strict = conformance::shards::require_all();
+            eprintln!("{}", summary.line());
+            if strict && summary.unbuilt() > 0 {
+                eprintln!(
+                    "{}=1: {} unbuilt version(s) count as failures",
+                    conformance::shards::REQUIRE_ALL_VAR,
+                    summary.unbuilt()
+                );
+            }
+            Ok(if conformance::shards::passed(&report, strict) {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)

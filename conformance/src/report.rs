@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::golden::{check_corpus_dir, corpus_tags, CorpusCheck};
 use crate::kind::{parse_tag, Features, StoreKind};
@@ -20,7 +20,7 @@ use crate::view::ReaderFactory;
 use crate::workload::GenConfig;
 
 /// One cell of the report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Cell {
     /// Live property runs (and the tag's corpus store, if any) passed.
     #[serde(rename = "pass")]
@@ -34,6 +34,10 @@ pub enum Cell {
     /// Checked from the golden corpus only, and passed.
     #[serde(rename = "golden")]
     Golden,
+    /// Should have run live, but mmkv-sys left the version unbuilt (sources unreachable, see
+    /// [`crate::shards`]).
+    #[serde(rename = "unbuilt")]
+    Unbuilt,
 }
 
 impl Cell {
@@ -44,22 +48,25 @@ impl Cell {
             Cell::Fail => "FAIL",
             Cell::NotApplicable => "n/a",
             Cell::Golden => "golden",
+            Cell::Unbuilt => "unbuilt",
         }
     }
 }
 
 /// Where a row's verdicts come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
     /// The official library of that version was run (plus its corpus).
     Live,
     /// Golden corpus only.
     Golden,
+    /// The official library should have run but mmkv-sys could not fetch its sources.
+    Unbuilt,
 }
 
 /// One row.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Row {
     /// The tag.
     pub tag: String,
@@ -75,6 +82,9 @@ pub struct Row {
     /// (see [`crate::run`]). Not part of the JSON.
     #[serde(skip)]
     pub notes: Vec<String>,
+    /// Why the row is unbuilt (mmkv-sys' reason), when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unbuilt: Option<String>,
 }
 
 fn kinds_in_column_order<S: serde::Serializer>(
@@ -97,7 +107,7 @@ fn kinds_in_column_order<S: serde::Serializer>(
 }
 
 /// The whole report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     /// Rows, oldest version first.
     pub versions: Vec<Row>,
@@ -128,6 +138,7 @@ impl Report {
             match row.source {
                 Source::Live => "live".to_string(),
                 Source::Golden => "golden".to_string(),
+                Source::Unbuilt => "unbuilt".to_string(),
             },
         ];
         c.extend(StoreKind::ALL.iter().map(|k| {
@@ -399,6 +410,7 @@ pub fn run_row(
         kinds,
         failures,
         notes,
+        unbuilt: None,
     }
 }
 
@@ -427,6 +439,7 @@ mod tests {
                 .collect(),
             failures: Vec::new(),
             notes: Vec::new(),
+            unbuilt: None,
         }
     }
 
