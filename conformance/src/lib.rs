@@ -6,7 +6,8 @@
 //! - [`golden`]: corpus manifests and their check;
 //! - [`live`]: a seeded multi-process writer and the model that checks concurrent reads;
 //! - [`record`]: writes a corpus store set with an official version;
-//! - [`report`]: the version × store-kind matrix.
+//! - [`report`]: the version × store-kind matrix;
+//! - [`shards`]: unbuilt versions in the report, its summary, and merging shards' reports.
 #![warn(missing_docs)]
 
 pub mod cell;
@@ -23,6 +24,7 @@ pub mod real;
 pub mod record;
 pub mod report;
 pub mod run;
+pub mod shards;
 pub mod sys;
 pub mod value;
 pub mod view;

@@ -56,6 +56,9 @@ enum Command {
         /// Corpus root (default: the workspace's corpus/).
         #[arg(long)]
         corpus: Option<PathBuf>,
+        /// Run nothing: merge these `report --json` outputs (e.g. CI shards) into one table.
+        #[arg(long, num_args = 1.., value_name = "JSON")]
+        merge: Vec<PathBuf>,
     },
     /// Record the corpus store set with the official library of one built version.
     Record {
@@ -138,6 +141,7 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
             corpus,
             many_keys,
             in_process,
+            merge,
         } => {
             if cases == 0 {
                 return Err(conformance::Error::Other(
@@ -156,13 +160,22 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
                 only,
                 many_keys,
             };
-            let rows = plan(&cfg);
+            let merged = if merge.is_empty() {
+                None
+            } else {
+                Some(conformance::shards::merge_files(&merge)?)
+            };
+            let rows = if merged.is_some() {
+                Vec::new()
+            } else {
+                plan(&cfg)
+            };
             let unknown: Vec<&String> = cfg
                 .only
                 .iter()
                 .filter(|t| !rows.iter().any(|r| &r.tag == *t))
                 .collect();
-            if !unknown.is_empty() || rows.is_empty() {
+            if merged.is_none() && (!unknown.is_empty() || rows.is_empty()) {
                 return Err(conformance::Error::Other(format!(
                     "--only {unknown:?} matches no tag of versions.yaml, the corpus or the built versions"
                 )));
@@ -200,7 +213,18 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
                 out.push(r);
             }
             bar.finish_and_clear();
-            let report = Report { versions: out };
+            let report = match merged {
+                Some(report) => report,
+                None => {
+                    let mut report = Report { versions: out };
+                    let unbuilt: Vec<(&str, &str)> = mmkv_sys::unbuilt()
+                        .iter()
+                        .map(|u| (u.tag, u.reason))
+                        .collect();
+                    conformance::shards::mark_unbuilt(&mut report, &unbuilt);
+                    report
+                }
+            };
             if json {
                 println!("{}", report.to_json());
             } else {
@@ -222,9 +246,22 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
                 for f in &row.failures {
                     eprintln!("FAIL {f}");
                 }
+                if let Some(why) = &row.unbuilt {
+                    eprintln!("UNBUILT {}: {why}", row.tag);
+                }
             }
             println!("{}", report.summary_line());
-            Ok(if report.passed() {
+            let summary = conformance::shards::Summary::of(&report);
+            let strict = conformance::shards::require_all();
+            println!("{}", summary.line());
+            if strict && summary.unbuilt() > 0 {
+                eprintln!(
+                    "{}=1: {} unbuilt version(s) count as failures",
+                    conformance::shards::REQUIRE_ALL_VAR,
+                    summary.unbuilt()
+                );
+            }
+            Ok(if conformance::shards::passed(&report, strict) {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::cell::{CellResult, CellSpec};
 use crate::golden::{check_corpus_dir, corpus_tags, CorpusCheck};
@@ -21,7 +21,7 @@ use crate::view::ReaderFactory;
 use crate::workload::GenConfig;
 
 /// One cell of the report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Cell {
     /// Live property runs (and the tag's corpus store, if any) passed.
     #[serde(rename = "pass")]
@@ -35,6 +35,10 @@ pub enum Cell {
     /// Checked from the golden corpus only, and passed.
     #[serde(rename = "golden")]
     Golden,
+    /// Should have run live, but mmkv-sys left the version unbuilt (sources unreachable, see
+    /// [`crate::shards`]).
+    #[serde(rename = "unbuilt")]
+    Unbuilt,
 }
 
 impl Cell {
@@ -45,22 +49,25 @@ impl Cell {
             Cell::Fail => "FAIL",
             Cell::NotApplicable => "n/a",
             Cell::Golden => "golden",
+            Cell::Unbuilt => "unbuilt",
         }
     }
 }
 
 /// Where a row's verdicts come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
     /// The official library of that version was run (plus its corpus).
     Live,
     /// Golden corpus only.
     Golden,
+    /// The official library should have run but mmkv-sys could not fetch its sources.
+    Unbuilt,
 }
 
 /// One row.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Row {
     /// The tag.
     pub tag: String,
@@ -78,10 +85,14 @@ pub struct Row {
     /// (see [`crate::run`]). Not part of the JSON.
     #[serde(skip)]
     pub notes: Vec<String>,
+    /// Why the row is unbuilt (mmkv-sys' reason), when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unbuilt: Option<String>,
 }
 
 /// What a row ran.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct RowCounts {
     /// Workloads that ran (live cells).
     pub workloads: u64,
@@ -140,7 +151,7 @@ fn kinds_in_column_order<S: serde::Serializer>(
 }
 
 /// The whole report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     /// Rows, oldest version first.
     pub versions: Vec<Row>,
@@ -174,6 +185,7 @@ impl Report {
             match row.source {
                 Source::Live => "live".to_string(),
                 Source::Golden => "golden".to_string(),
+                Source::Unbuilt => "unbuilt".to_string(),
             },
         ];
         c.extend(StoreKind::ALL.iter().map(|k| {
@@ -211,6 +223,8 @@ impl Report {
                     Cell::Fail => c.1 += 1,
                     Cell::Golden => c.2 += 1,
                     Cell::NotApplicable => c.3 += 1,
+                    // counted by the shards summary line (`unbuilt` cells)
+                    Cell::Unbuilt => {}
                 }
             }
         }
@@ -518,6 +532,7 @@ pub fn run_row(
         ran,
         failures,
         notes,
+        unbuilt: None,
     }
 }
 
@@ -552,6 +567,7 @@ mod tests {
             },
             failures: Vec::new(),
             notes: Vec::new(),
+            unbuilt: None,
         }
     }
 

@@ -241,52 +241,56 @@ pub fn issue_body(new: &NewTag, known: &Known, packages_checked: &[String]) -> S
         ));
     }
     b.push_str("\n## Source\n\n");
+    b.push_str(&format!(
+        "The upstream git tag itself: versions.yaml pins `{tag}` by the git tree hash of its \
+         `Core/` directory, and mmkv-sys fetches it at build time (`MMKV_GIT_URL` points every \
+         fetch at a mirror or a git bundle).\n"
+    ));
     match new.npm_sources.first() {
-        Some(s) => b.push_str(&format!("Registry source found: npm `{}`.\n", s.spec())),
+        Some(s) => b.push_str(&format!(
+            "An npm alternate was found too: `{}` (add it with `--npm`, below).\n",
+            s.spec()
+        )),
         None => {
             let checked = if packages_checked.is_empty() {
                 "no npm package was checked".to_string()
             } else {
                 format!("checked: {}", packages_checked.join(", "))
             };
-            b.push_str(&format!(
-                "No registry source found ({checked}). Re-run the tracker later: wrappers \
-                 usually ship a new Core within weeks. Otherwise use the manual path below.\n"
-            ));
+            b.push_str(&format!("No npm alternate found ({checked}).\n"));
         }
     }
     b.push_str("\n## Steps to add it\n\n");
+    b.push_str(&format!(
+        "From the repository root (one command):\n\n\
+         ```sh\n\
+         cargo run -p track-upstream -- add-version {tag}\n\
+         ```\n\n\
+         It fetches `refs/tags/{tag}` (from `MMKV_GIT_URL` when set, else upstream), checks that \
+         `Core/MMKVPredef.h` says `{tag}`, records `git rev-parse {tag}:Core` as the entry's \
+         `core_tree` in versions.yaml (features copied from the previous tag: review them), \
+         records `corpus/{tag}` if missing, then runs `MMKV_VERSIONS={tag} cargo test -p mmkv-sys` \
+         and `MMKV_VERSIONS={tag} cargo test -p conformance`. Fix what fails (new format \
+         features belong in the reader and in `features:`), then commit `versions.yaml` and \
+         `corpus/{tag}`.\n\n"
+    ));
     if let Some(s) = new.npm_sources.first() {
         b.push_str(&format!(
-            "With the registry source (one command, from the repository root):\n\n\
+            "To record the npm alternate as well (its sha512 integrity and the tree hash of the \
+             Core it ships, compared with the tag's):\n\n\
              ```sh\n\
-             cargo run -p track-upstream -- add-version {tag} --npm {spec}\n\
-             ```\n\n\
-             It packs `{spec}`, checks that `MMKVPredef.h` says `{tag}`, records the sha512 \
-             integrity in versions.yaml (features copied from the previous tag: review them), \
-             records `corpus/{tag}` if missing, then runs `MMKV_VERSIONS={tag} cargo test -p mmkv-sys` \
-             and `MMKV_VERSIONS={tag} cargo test -p conformance`. Fix what fails (new format \
-             features belong in the reader and in `features:`), then commit `versions.yaml` and \
-             `corpus/{tag}`.\n\n",
+             cargo run -p track-upstream -- add-version {tag} --npm {spec} --no-test\n\
+             ```\n\n",
             spec = s.spec()
         ));
-        b.push_str("Without a registry source (manual path):\n\n");
-    } else {
-        b.push_str("Manual path (no registry source):\n\n");
     }
     b.push_str(&format!(
-        "```sh\n\
-         git clone --branch {tag} --depth 1 https://github.com/Tencent/MMKV.git /tmp/mmkv-{tag}\n\
-         cargo run -p track-upstream -- add-version {tag} --core-dir /tmp/mmkv-{tag}/Core\n\
+        "For an unreleased commit (no tag to fetch), point the build at a local Core:\n\n\
+         ```sh\n\
+         cargo run -p track-upstream -- add-version {tag} --core-dir /path/to/MMKV/Core\n\
          ```\n\n\
          This checks `MMKVPredef.h`, adds the entry with `source: none`, records `corpus/{tag}` \
-         with `{var}=/tmp/mmkv-{tag}/Core` and runs the tests for `{tag}`. By hand, the same is:\n\n\
-         ```sh\n\
-         # 1. add to versions.yaml:  - tag: {tag} / features: [...] / source: none\n\
-         {var}=/tmp/mmkv-{tag}/Core MMKV_VERSIONS={tag} cargo run --release -p conformance -- record --tag {tag} --out corpus/{tag}\n\
-         {var}=/tmp/mmkv-{tag}/Core MMKV_VERSIONS={tag} cargo test -p conformance\n\
-         git add versions.yaml corpus/{tag}\n\
-         ```\n\n\
+         with `{var}=/path/to/MMKV/Core` and runs the tests for `{tag}`.\n\n\
          _Opened by the scheduled upstream tracker (`ci/track-upstream`)._\n"
     ));
     b
@@ -382,16 +386,21 @@ mod tests {
         );
         let body = issue_body(&new, &known(), &["react-native-mmkv".into()]);
         assert!(body.contains("newer than the newest tag in versions.yaml (v2.0.0)"));
-        assert!(body.contains("Registry source found: npm `react-native-mmkv@3.4.0`"));
+        assert!(body.contains("An npm alternate was found too: `react-native-mmkv@3.4.0`"));
+        assert!(
+            body.contains("add-version v2.4.3\n```"),
+            "the git source is the default"
+        );
+        assert!(body.contains("core_tree"));
         assert!(body.contains("add-version v2.4.3 --npm react-native-mmkv@3.4.0"));
-        assert!(body.contains("MMKV_CORE_V2_4_3=/tmp/mmkv-v2.4.3/Core"));
+        assert!(body.contains("MMKV_CORE_V2_4_3=/path/to/MMKV/Core"));
 
         let none = NewTag {
             npm_sources: vec![],
             ..new
         };
         let body = issue_body(&none, &known(), &["a".into(), "b".into()]);
-        assert!(body.contains("No registry source found (checked: a, b)"));
+        assert!(body.contains("No npm alternate found (checked: a, b)"));
         assert!(!body.contains("--npm "));
         assert!(body.contains("add-version v2.4.3 --core-dir"));
     }

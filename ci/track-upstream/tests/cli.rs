@@ -404,3 +404,64 @@ case "$*" in *"-p conformance"*) exit "${FAKE_CONFORMANCE_RC:-0}" ;; esac
         ]
     );
 }
+
+#[test]
+fn add_version_without_flags_pins_the_git_tag_by_its_core_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let mirror = dir.path().join("mirror");
+    std::fs::create_dir_all(mirror.join("Core")).unwrap();
+    std::fs::write(
+        mirror.join("Core/MMKVPredef.h"),
+        fake_predef_header("v2.4.1"),
+    )
+    .unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(&mirror)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    git(&["init", "-q"]);
+    git(&["add", "Core"]);
+    git(&["commit", "-q", "-m", "core"]);
+    git(&["tag", "v2.4.1"]);
+    git(&["tag", "v2.4.2"]); // its header says v2.4.1: refused
+    let tree = git(&["rev-parse", "v2.4.1:Core"]);
+    let versions = dir.path().join("versions.yaml");
+    let original = std::fs::read_to_string(fixture("versions-to-v2.4.0.yaml")).unwrap();
+    std::fs::write(&versions, &original).unwrap();
+    let add = |tag: &str| {
+        bin()
+            .args(["add-version", tag, "--no-test", "--versions"])
+            .arg(&versions)
+            .env("MMKV_GIT_URL", &mirror)
+            .output()
+            .unwrap()
+    };
+    let refused = add("v2.4.2");
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused).1.contains("not the requested v2.4.2"),
+        "{}",
+        text(&refused).1
+    );
+    assert_eq!(std::fs::read_to_string(&versions).unwrap(), original);
+    let ok = add("v2.4.1");
+    let (stdout, stderr) = text(&ok);
+    assert!(ok.status.success(), "{stdout}{stderr}");
+    assert!(stdout.contains(&tree), "{stdout}");
+    let edited = std::fs::read_to_string(&versions).unwrap();
+    assert_eq!(
+        edited,
+        format!("{original}  - tag: v2.4.1\n    # features copied from v2.4.0 by add-version: review them against the v2.4.1 sources\n    features: [meta_actual_size]\n    source:\n      git: {{url: \"https://github.com/Tencent/MMKV.git\", tag: v2.4.1, core_tree: {tree}}}\n")
+    );
+    let again = add("v2.4.1");
+    assert!(again.status.success() && text(&again).0.contains("already has this source"));
+}
