@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 SECS="${SMOKE_SECS:-5}"
-TARGETS="meta data_plain decrypt_aes128 decrypt_aes256 reload"
+TARGETS="meta data_plain decrypt_aes128 decrypt_aes256 reload load"
 export RUSTC_BOOTSTRAP=1
 if ! cargo fuzz --version > /dev/null 2>&1; then
     cargo install --locked cargo-fuzz

@@ -671,3 +671,73 @@ impl Drop for ReloadHarness {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// load target: the full load path from bytes
+// ---------------------------------------------------------------------------------------------
+
+/// The full load path from bytes (`mmkv_reader::load_bytes`, the same path `Store::open` and
+/// `mmkv dump` take) on an input in the reload target's format, with both strategies:
+/// never panics; the locator's decision is self-consistent (the region is the data as the
+/// official library maps it, CRC flags match, the strategy only matters when no region passes
+/// its check); a successful load holds exactly the model of that region (decrypted, greedily
+/// cut when recovered); a failed one is a discard or a region that does not parse.
+pub fn check_load(input: &[u8]) {
+    use mmkv_reader::locate::{greedy_len, locate, parse_meta, Rules, Source};
+    let (mode, meta, data) = decode_reload_input(input);
+    let info = parse_meta(meta);
+    let official = locate(&info, data, Rules::official()).expect("slices never fail");
+    let recover = locate(&info, data, Rules::recover()).expect("slices never fail");
+    for found in [&official, &recover] {
+        let l = &found.location;
+        assert_eq!(l.size, found.region.len() as u64);
+        assert_eq!(l.file_len, data.len() as u64);
+        assert!(l.mapped_size >= l.file_len && l.mapped_size % 4096 == 0);
+        assert!(l.size + 4 <= l.mapped_size || l.source == Source::Discarded);
+        assert_eq!(
+            l.crc_ok,
+            !matches!(l.source, Source::Recovered | Source::Discarded)
+        );
+        if l.source != Source::Discarded {
+            let mut mapped = data.to_vec();
+            mapped.resize(l.mapped_size as usize, 0);
+            assert!(found.region[..] == mapped[4..4 + l.size as usize]);
+            assert_eq!(l.crc, crc32fast::hash(&found.region));
+        }
+        assert_eq!(
+            l.problem.is_none(),
+            l.source != Source::Discarded && l.is_primary()
+        );
+    }
+    assert_ne!(recover.location.source, Source::Discarded);
+    if official.location.source != Source::Discarded {
+        assert_eq!(official, recover, "the strategy only matters on failure");
+    }
+    for (found, recover_on) in [(&official, false), (&recover, true)] {
+        let opts = mode.options().recover(recover_on);
+        let result = mmkv_reader::load_bytes(meta, data, &opts);
+        let mut region = found.region.clone();
+        if let Some((k, aes256)) = mode.key() {
+            let iv = store_iv(&info, k, aes256);
+            decrypt_cfb(k, aes256, &iv, &mut region);
+        }
+        if found.location.greedy() {
+            region.truncate(greedy_len(&region));
+        }
+        match result {
+            Ok((snap, loc)) => {
+                assert_eq!(loc, found.location);
+                assert_ne!(loc.source, Source::Discarded);
+                let want = model_entries(&region, info.key_expire()).expect("loaded region parses");
+                assert_eq!(snapshot_entries(&snap), want);
+            }
+            Err(e) => {
+                let parse_failed = model_entries(&region, info.key_expire()).is_err();
+                assert!(
+                    found.location.source == Source::Discarded || parse_failed,
+                    "load failed with {e:?} on a region that parses"
+                );
+            }
+        }
+    }
+}

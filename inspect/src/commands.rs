@@ -4,7 +4,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mmkv_reader::meta::MetaInfo;
 use serde::Serialize;
 
 use crate::analysis::{Analysis, Status};
@@ -61,11 +60,25 @@ fn dump(args: &DumpArgs) -> Result<()> {
         });
     }
     if args.history {
-        let carved = if args.carve { a.carve() } else { Vec::new() };
+        let carved = args.carve.then(|| a.carve_counted());
+        let records = carved.as_ref().map_or(&[][..], |c| &c.records[..]);
         if json {
-            print_json(&history_json(&a, &carved, &pins))
+            let mut v = serde_json::to_value(history_json(&a, records, &pins))
+                .map_err(|e| Error::BadArgument(e.to_string()))?;
+            if let Some(c) = &carved {
+                v["carve"] = serde_json::json!({"stale": c.records.len(), "rejected": c.rejected});
+            }
+            print_json(&v)
         } else {
-            print(&history_table(&a, &carved, &pins))
+            let mut text = history_table(&a, records, &pins);
+            if let Some(c) = &carved {
+                text.push_str(&format!(
+                    "carving: {} stale records kept, {} candidates rejected (implausible keys)\n",
+                    c.records.len(),
+                    c.rejected
+                ));
+            }
+            print(&text)
         }
     } else if json {
         print_json(&dump_json(&a, &pins))
@@ -154,8 +167,20 @@ fn meta(args: &MetaArgs) -> Result<()> {
         path: p.clone(),
         source,
     })?;
-    let m = MetaInfo::parse(&bytes).map_err(|e| Error::reader(&p, e))?;
-    let j = FullMetaJson::new(&m);
+    // As the official library reads it: a short file zero-filled.
+    let m = mmkv_reader::locate::parse_meta(&bytes);
+    let mut j = FullMetaJson::new(&m);
+    j.meta_file_len = bytes.len();
+    // The region the official loader would choose, when the data file is there.
+    let data_path = p.with_extension("");
+    if let Ok(data) = std::fs::read(&data_path) {
+        if let Ok(found) =
+            mmkv_reader::locate::locate(&m, data.as_slice(), mmkv_reader::locate::Rules::official())
+        {
+            j.region = Some(found.location.source.as_str());
+            j.region_problem = found.location.problem.map(|p| p.to_string());
+        }
+    }
     if args.json {
         print_json(&j)
     } else {

@@ -388,6 +388,9 @@ pub fn table<const N: usize>(out: &mut String, header: &[&str; N], rows: &[[Stri
     }
 }
 
+/// Bytes of the meta structure.
+pub const META_LEN: usize = mmkv_reader::meta::META_SIZE;
+
 /// `mmkv meta --json`.
 #[derive(Debug, Clone, Serialize)]
 pub struct FullMetaJson {
@@ -409,6 +412,13 @@ pub struct FullMetaJson {
     pub flags: u64,
     /// Key expiration enabled (flag bit 0, meta version >= 4).
     pub key_expire: bool,
+    /// Bytes in the meta file; fewer than 112 are read zero-filled, as the official library does.
+    pub meta_file_len: usize,
+    /// Which region the official loader (default strategy) reads: `meta`, `header`,
+    /// `last_confirmed` or `discarded` (null when the data file is not there).
+    pub region: Option<&'static str>,
+    /// Why the meta's actual size was not used as it is (null when it was).
+    pub region_problem: Option<String>,
 }
 
 impl FullMetaJson {
@@ -424,6 +434,9 @@ impl FullMetaJson {
             last_confirmed_crc: m.last_confirmed_crc,
             flags: m.flags,
             key_expire: m.key_expire(),
+            meta_file_len: crate::output::META_LEN,
+            region: None,
+            region_problem: None,
         }
     }
 
@@ -432,7 +445,8 @@ impl FullMetaJson {
         format!(
             "version              {}\nsequence             {}\ncrc                  {:#010x} ({})\n\
              iv                   {}\nactual_size          {}\nlast_confirmed_size  {}\n\
-             last_confirmed_crc   {:#010x}\nflags                {:#x}\nkey_expire           {}\n",
+             last_confirmed_crc   {:#010x}\nflags                {:#x}\nkey_expire           {}\n\
+             meta_file_len        {}{}\nregion               {}{}\n",
             self.version,
             self.sequence,
             self.crc,
@@ -442,7 +456,18 @@ impl FullMetaJson {
             self.last_confirmed_size,
             self.last_confirmed_crc,
             self.flags,
-            self.key_expire
+            self.key_expire,
+            self.meta_file_len,
+            if self.meta_file_len < META_LEN {
+                " (short: read zero-filled)"
+            } else {
+                ""
+            },
+            self.region.unwrap_or("(no data file)"),
+            self.region_problem
+                .as_ref()
+                .map(|p| format!(" ({p})"))
+                .unwrap_or_default(),
         )
     }
 }

@@ -71,23 +71,36 @@
 //!
 //! # Where the reader differs from the official loader
 //!
-//! The official library repairs what it cannot read, and writes while doing so; a read-only
-//! reader reports a typed [`Error`] instead (and keeps serving its previous snapshot):
-//! * CRC mismatch with no usable last-confirmed size/crc, or an actual size beyond the file:
-//!   the official default strategy discards the content (an empty store, actual size reset
-//!   to 0); the reader returns [`Error::CrcMismatch`] / [`Error::ActualSizeBeyondFile`].
+//! Which region is loaded is decided by [`locate`], exactly as the official loader decides
+//! (meta or header size by meta version, CRC, header and last-confirmed fallbacks, files
+//! mapped rounded up to whole pages, `OnErrorDiscard` or, with [`Options::recover`],
+//! `OnErrorRecover`). The official library repairs what it cannot read, and writes while doing
+//! so; a read-only reader reports a typed [`Error`] instead (and keeps serving its previous
+//! snapshot):
+//! * No region passes the CRC check and the strategy is the default: the official library
+//!   opens the store empty (and resets it); the reader returns [`Error::CrcMismatch`] /
+//!   [`Error::ActualSizeBeyondFile`] / [`Error::DataTooShort`].
 //! * A CRC-valid region whose records do not parse: the official full load silently yields
 //!   an empty store; the reader returns the parse error (or [`Error::Undecryptable`] when a
 //!   crypt key was given).
+//! * A meta file shorter than its version needs: the official library reads it zero-filled
+//!   (as [`load_bytes`] and `mmkv` do); [`Store::open`] refuses it ([`Error::MetaTooShort`]),
+//!   since it keeps the meta mapped.
 //! * Expired keys are absent here as in the official getters, but the official getter also
 //!   deletes them from the file; [`SnapshotData::len`] counts unexpired keys (the official
 //!   `count(filterExpire = true)`).
-//! * The meta's last-confirmed fallback and the "old-style header size" fallback are applied
-//!   as the official loader does, without rewriting the meta file.
+//!
+//! # Writers holding the lock
+//!
+//! Loads take the shared `flock` on the meta file without blocking: retried with backoff for
+//! [`Options::lock_timeout`] (100 ms by default), then the store is read optimistically (meta,
+//! data, CRC check, meta again; retried when the meta changed) and
+//! [`ReloadStats::unlocked`] counts it. Official v2.2.0 and v2.2.1 hold an exclusive lock for
+//! as long as a store is open single-process; the reader never waits on them forever.
 //!
 //! # Low level
 //!
-//! [`meta`], [`varint`], [`crypto`], [`records`], [`decode`] and [`raw`] expose the format
+//! [`locate`], [`meta`], [`varint`], [`crypto`], [`records`], [`decode`] and [`raw`] expose the format
 //! pieces for tools (an inspector, fuzzers, differential tests).
 #![deny(missing_docs)]
 

@@ -62,6 +62,13 @@ fn decrypt_aes256() {
     replay("decrypt_aes256", |d| harness::check_decrypt(d, true));
 }
 
+/// The load target takes the reload target's input format: its saved inputs (and the load
+/// target's own, if any) replay through the full load path from bytes.
+#[test]
+fn load() {
+    replay("reload", harness::check_load);
+}
+
 #[test]
 fn reload() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -23,6 +23,14 @@ struct Out {
 
 impl Out {
     fn put(&mut self, target: &str, bytes: &[u8]) {
+        if target == "reload" {
+            // the load target takes the same input format
+            self.put_one("load", bytes);
+        }
+        self.put_one(target, bytes);
+    }
+
+    fn put_one(&mut self, target: &str, bytes: &[u8]) {
         let crc = crc32fast::hash(bytes);
         if !self.seen.insert((target.to_string(), crc)) {
             return;

@@ -1,0 +1,257 @@
+//! Damaged stores against the official loader: corpus stores written by the official library
+//! of each built version are damaged (stale `.crc` size, size past the end of the file, flipped
+//! bytes, truncated data file, short / empty / missing `.crc`, with and without valid
+//! last-confirmed info), then opened by that version with `OnErrorDiscard` (the default) and
+//! `OnErrorRecover`, and by the reader: `Store` (with `Options::recover` for the latter) and
+//! `mmkv_reader::load_bytes` (the full load path from bytes that `mmkv dump` shares).
+//! Every getter of every key must agree. The one accepted difference: where the official
+//! default discards the content (opens empty), the reader reports a typed error; and `Store`
+//! refuses a meta file shorter than its version needs (documented), which `load_bytes` reads
+//! zero-filled as the official library does.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use conformance::compare::{capture_reader, compare_with_official};
+use conformance::official::OfficialLib;
+use conformance::real::read_snapshot;
+use conformance::sys::{built_versions, SysLib};
+use conformance::{ReaderView, StoreKind, Value, ValueType};
+use mmkv_reader::{load_bytes, Options, Snapshot, Store};
+use mmkv_sys::ErrorStrategy;
+
+/// A reader snapshot as a [`ReaderView`].
+struct SnapView(Snapshot);
+
+impl ReaderView for SnapView {
+    fn read(&self, key: &[u8], ty: ValueType) -> Option<Value> {
+        read_snapshot(&self.0, key, ty)
+    }
+    fn contains(&self, key: &[u8]) -> bool {
+        self.0.contains(key)
+    }
+    fn keys(&self) -> Vec<Vec<u8>> {
+        self.0.keys().map(<[u8]>::to_vec).collect()
+    }
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+    fn expire_at(&self, key: &[u8]) -> Option<u32> {
+        self.0.expire_at(key)
+    }
+}
+
+type Files = (Option<Vec<u8>>, Vec<u8>);
+
+fn u32_at(b: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes(b[o..o + 4].try_into().unwrap())
+}
+
+fn put(b: &mut [u8], o: usize, v: u32) {
+    b[o..o + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+/// A damage: (meta, data) of a good store to the damaged files.
+type Damage = fn(Vec<u8>, Vec<u8>) -> Files;
+
+/// The damage cases, by name.
+fn cases() -> Vec<(&'static str, Damage)> {
+    fn no_last(mut m: Vec<u8>) -> Vec<u8> {
+        let v = u32_at(&m, 36) ^ 1;
+        put(&mut m, 36, v);
+        m
+    }
+    fn actual(m: &[u8], d: &[u8]) -> usize {
+        if u32_at(m, 4) >= 3 {
+            u32_at(m, 28) as usize
+        } else {
+            u32_at(d, 0) as usize
+        }
+    }
+    fn flip(m: Vec<u8>, mut d: Vec<u8>, from_end: usize) -> Files {
+        let a = actual(&m, &d);
+        let at = 4 + a.saturating_sub(from_end).max(1);
+        if at < d.len() {
+            d[at] ^= 0xff;
+        }
+        (Some(m), d)
+    }
+    vec![
+        ("stale meta size", |mut m, d| {
+            let last = u32_at(&m, 32);
+            put(&mut m, 28, last);
+            (Some(m), d)
+        }),
+        ("size past end of file", |mut m, d| {
+            put(&mut m, 28, d.len() as u32 + 1000);
+            (Some(m), d)
+        }),
+        ("size past end, no last-confirmed", |mut m, d| {
+            put(&mut m, 28, d.len() as u32 + 1000);
+            (Some(no_last(m)), d)
+        }),
+        ("flipped byte late", |m, d| flip(m, d, 200)),
+        ("flipped byte late, no last-confirmed", |m, d| {
+            flip(no_last(m), d, 200)
+        }),
+        ("flipped byte early, no last-confirmed", |m, d| {
+            let a = actual(&m, &d);
+            flip(no_last(m), d, a.saturating_sub(30))
+        }),
+        ("data truncated mid-region", |m, mut d| {
+            let a = actual(&m, &d);
+            d.truncate(4 + a / 2);
+            (Some(m), d)
+        }),
+        (
+            "data truncated mid-region, no last-confirmed",
+            |m, mut d| {
+                let a = actual(&m, &d);
+                d.truncate(4 + a / 2);
+                (Some(no_last(m)), d)
+            },
+        ),
+        ("meta short (20 bytes)", |m, d| (Some(m[..20].to_vec()), d)),
+        ("meta empty", |_, d| (Some(Vec::new()), d)),
+        ("meta missing", |_, d| (None, d)),
+    ]
+}
+
+fn kind_of(id: &str) -> StoreKind {
+    *StoreKind::ALL.iter().find(|k| k.id() == id).unwrap()
+}
+
+fn write(dir: &Path, id: &str, files: &Files) {
+    if let Some(m) = &files.0 {
+        std::fs::write(dir.join(format!("{id}.crc")), m).unwrap();
+    }
+    std::fs::write(dir.join(id), &files.1).unwrap();
+}
+
+/// Compares one reader result with the official library opened on its own copy.
+fn check(
+    lib: &SysLib,
+    id: &str,
+    files: &Files,
+    reader: Result<Snapshot, mmkv_reader::Error>,
+    what: &str,
+    failures: &mut Vec<String>,
+) -> bool {
+    let kind = kind_of(id);
+    let features = lib.features();
+    let getters = features.getters();
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), id, files);
+    let mut official = lib.open(dir.path(), id, kind).unwrap();
+    let result = match reader {
+        Ok(snap) => {
+            let view = SnapView(snap);
+            let reads = capture_reader(&view, &[], &getters);
+            let mismatches =
+                compare_with_official(official.as_mut(), &features, &reads, &getters).unwrap();
+            if let Some(m) = mismatches.first() {
+                failures.push(format!(
+                    "{what}: {} mismatch(es), first: {m}",
+                    mismatches.len()
+                ));
+            }
+            mismatches.is_empty()
+        }
+        Err(e) => {
+            let keys = official.all_keys(false).unwrap();
+            if !keys.is_empty() {
+                failures.push(format!(
+                    "{what}: reader error {e}, official reads {} keys",
+                    keys.len()
+                ));
+            }
+            keys.is_empty()
+        }
+    };
+    official.close().unwrap();
+    result
+}
+
+#[test]
+fn damaged_stores_read_like_the_official_loader() {
+    let tags = built_versions();
+    if tags.is_empty() {
+        eprintln!("damaged: no official version built (MMKV_VERSIONS=none); nothing to compare");
+        return;
+    }
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
+    let mut failures = Vec::new();
+    let (mut states, mut agreed) = (0usize, 0usize);
+    for tag in tags {
+        let lib = SysLib::load(tag).unwrap();
+        // v2.4.x dropped registerErrorHandler; the shim then cannot ask for OnErrorRecover.
+        let strategies: &[ErrorStrategy] = if lib.official().capabilities().error_strategy {
+            &[ErrorStrategy::Discard, ErrorStrategy::Recover]
+        } else {
+            eprintln!("damaged: {tag} cannot be asked for OnErrorRecover; default strategy only");
+            &[ErrorStrategy::Discard]
+        };
+        // The version's own stores, and from v2.3.0 on also stores written by v2.3.0 (the last
+        // tag writing the size into the data header too: the header fallback's case).
+        let mut sources = vec![(tag.to_string(), "plain"), (tag.to_string(), "aes128")];
+        sources.push((tag.to_string(), "expire"));
+        if conformance::kind::parse_tag(tag).is_some_and(|v| v > (2, 3, 0)) {
+            sources.push(("v2.3.0".to_string(), "plain"));
+            sources.push(("v2.3.0".to_string(), "aes128"));
+        }
+        for (from, id) in sources {
+            let src = corpus.join(&from).join(id);
+            if !src.is_file() || (id == "expire" && !lib.features().key_expire) {
+                continue;
+            }
+            let meta = std::fs::read(src.with_file_name(format!("{id}.crc"))).unwrap();
+            let data = std::fs::read(&src).unwrap();
+            let kind = kind_of(id);
+            for (name, damage) in cases() {
+                let files = damage(meta.clone(), data.clone());
+                for strategy in strategies.iter().copied() {
+                    lib.official().set_error_strategy(strategy).unwrap();
+                    let mut opts = Options::new()
+                        .recover(strategy == ErrorStrategy::Recover)
+                        .clock(Arc::new(mmkv_reader::SystemClock));
+                    if let Some(k) = kind.crypt_key() {
+                        opts = opts.crypt_key(k).aes256(kind.aes256());
+                    }
+                    let what = format!("{tag} reading {from}/{id}, {name} ({strategy:?})");
+                    // the full load path from bytes (shared with `mmkv dump`)
+                    let from_bytes = load_bytes(files.0.as_deref().unwrap_or(&[]), &files.1, &opts)
+                        .map(|(s, _)| s);
+                    states += 1;
+                    agreed += check(&lib, id, &files, from_bytes, &what, &mut failures) as usize;
+                    // Store, where it opens the store at all
+                    let dir = tempfile::tempdir().unwrap();
+                    write(dir.path(), id, &files);
+                    match Store::open(dir.path().join(id), opts.clone()) {
+                        Err(
+                            mmkv_reader::Error::MetaMissing { .. }
+                            | mmkv_reader::Error::MetaTooShort { .. },
+                        ) if files.0.as_ref().is_none_or(|m| m.len() < 112) => {}
+                        r => {
+                            states += 1;
+                            let snap = r.map(|s| s.snapshot());
+                            agreed += check(
+                                &lib,
+                                id,
+                                &files,
+                                snap,
+                                &format!("Store {what}"),
+                                &mut failures,
+                            ) as usize;
+                        }
+                    }
+                }
+            }
+        }
+        lib.official()
+            .set_error_strategy(ErrorStrategy::Discard)
+            .unwrap();
+    }
+    eprintln!("damaged: {states} damaged states compared, {agreed} agree");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(states > 0);
+}
