@@ -9,9 +9,9 @@ use proptest::test_runner::{
 
 use crate::kind::StoreKind;
 use crate::official::OfficialLib;
-use crate::run::{failures_root, replay_command, run_workload, save_failure, RunStats};
+use crate::run::{failures_root, replay_command, run_repro, save_failure, RunStats};
 use crate::view::ReaderFactory;
-use crate::workload::{workload_strategy, GenConfig, Repro, Workload};
+use crate::workload::{op_strategy, workload_strategy, Continuation, GenConfig, Repro, Workload};
 
 /// Default number of cases per (version, kind) when `PROPTEST_CASES` is not set.
 pub const DEFAULT_CASES: u32 = 12;
@@ -131,6 +131,75 @@ pub fn check_property_with(
     cfg: &PropConfig,
     heartbeat: &(dyn Fn() + Sync),
 ) -> PropOutcome {
+    check_steps(&[lib], kind, reader, cfg, heartbeat)
+}
+
+/// The version-migration property: a store of `kind` written by `libs[0]` is continued by
+/// `libs[1]`, then `libs[2]` ... (each with its own generated operations), the long-lived
+/// reader staying open across every switch. A later version that is older than the one
+/// before it and cannot read its file ends the run there (see [`crate::run::run_steps`]).
+pub fn check_migration(
+    libs: &[&dyn OfficialLib],
+    kind: StoreKind,
+    reader: &dyn ReaderFactory,
+    cfg: &PropConfig,
+) -> PropOutcome {
+    check_steps(libs, kind, reader, cfg, &|| {})
+}
+
+fn repro_strategy(
+    libs: &[&dyn OfficialLib],
+    kind: StoreKind,
+    gen: crate::workload::GenConfig,
+) -> proptest::strategy::BoxedStrategy<Repro> {
+    use proptest::prelude::*;
+    let tag = libs
+        .first()
+        .map(|l| l.tag().to_string())
+        .unwrap_or_default();
+    let first = workload_strategy(
+        kind,
+        libs.first().map(|l| l.features()).unwrap_or_default(),
+        gen,
+    );
+    let rest: Vec<BoxedStrategy<Continuation>> = libs
+        .iter()
+        .skip(1)
+        .map(|l| {
+            let tag = l.tag().to_string();
+            prop::collection::vec(op_strategy(kind, l.features(), gen), 1..=gen.max_ops.max(1))
+                .prop_map(move |ops| Continuation {
+                    tag: tag.clone(),
+                    ops,
+                })
+                .boxed()
+        })
+        .collect();
+    (first, rest)
+        .prop_map(move |(workload, then)| Repro {
+            tag: tag.clone(),
+            kind,
+            workload,
+            then,
+        })
+        .boxed()
+}
+
+fn check_steps(
+    libs: &[&dyn OfficialLib],
+    kind: StoreKind,
+    reader: &dyn ReaderFactory,
+    cfg: &PropConfig,
+    heartbeat: &(dyn Fn() + Sync),
+) -> PropOutcome {
+    let Some(&lib) = libs.first() else {
+        return PropOutcome::Fail {
+            minimal: Workload::new(Vec::new()),
+            message: "no official version given".to_string(),
+            saved: None,
+            repro_line: String::new(),
+        };
+    };
     let mut config = Config {
         cases: cfg.cases,
         max_shrink_iters: cfg.max_shrink_iters,
@@ -151,21 +220,15 @@ pub fn check_property_with(
         ),
         None => TestRunner::new(config),
     };
-    let strategy = workload_strategy(kind, lib.features(), cfg.gen);
+    let strategy = repro_strategy(libs, kind, cfg.gen);
     let divergent = std::sync::Mutex::new((0u32, None::<String>));
     let totals = std::sync::Mutex::new((0u32, RunStats::default()));
-    let result = runner.run(&strategy, |workload| {
+    let result = runner.run(&strategy, |repro| {
         if let Some(p) = &cfg.running {
-            let repro = Repro {
-                tag: lib.tag().to_string(),
-                kind,
-                workload: workload.clone(),
-                then: Vec::new(),
-            };
             let _ = std::fs::write(p, repro.to_yaml());
         }
         heartbeat();
-        match run_workload(lib, kind, &workload, reader) {
+        match run_repro(libs, &repro, reader) {
             Ok(outcome) if outcome.passed() => {
                 {
                     let mut t = totals.lock().unwrap_or_else(|p| p.into_inner());
@@ -176,12 +239,6 @@ pub fn check_property_with(
                     let mut d = divergent.lock().unwrap_or_else(|p| p.into_inner());
                     d.0 += 1;
                     if d.1.is_none() {
-                        let repro = Repro {
-                            tag: lib.tag().to_string(),
-                            kind,
-                            workload: workload.clone(),
-                            then: Vec::new(),
-                        };
                         let saved = if cfg.save_failures {
                             match save_failure(
                                 &cfg.failures_dir.join("divergences"),
@@ -229,20 +286,14 @@ pub fn check_property_with(
             saved: None,
             repro_line: String::new(),
         },
-        Err(TestError::Fail(reason, minimal)) => {
-            let repro = Repro {
-                tag: lib.tag().to_string(),
-                kind,
-                workload: minimal.clone(),
-                then: Vec::new(),
-            };
+        Err(TestError::Fail(reason, repro)) => {
             let (saved, repro_line) = if cfg.save_failures {
-                save_minimal(lib, &repro, reader, &cfg.failures_dir)
+                save_minimal(libs, &repro, reader, &cfg.failures_dir)
             } else {
                 (None, String::new())
             };
             PropOutcome::Fail {
-                minimal,
+                minimal: repro.workload,
                 message: reason.to_string(),
                 saved,
                 repro_line,
@@ -253,12 +304,12 @@ pub fn check_property_with(
 
 /// Re-runs the minimal workload and saves its folder; returns it and the replay line.
 fn save_minimal(
-    lib: &dyn OfficialLib,
+    libs: &[&dyn OfficialLib],
     repro: &Repro,
     reader: &dyn ReaderFactory,
     root: &std::path::Path,
 ) -> (Option<PathBuf>, String) {
-    match run_workload(lib, repro.kind, &repro.workload, reader) {
+    match run_repro(libs, repro, reader) {
         Ok(outcome) => match save_failure(root, repro, &outcome) {
             Ok(dir) => {
                 let line = replay_command(&dir);

@@ -122,6 +122,8 @@ pub struct RunStats {
     pub long_lived: ReloadCounts,
     /// Times the long-lived reader had to be replaced (a `reKey` changed the key).
     pub long_lived_replaced: u64,
+    /// Switches of the writing version (migration) that were checked.
+    pub version_switches: u64,
 }
 
 /// [`ReloadStats`] that can be summed.
@@ -162,6 +164,7 @@ impl RunStats {
         self.expire_checked += o.expire_checked;
         self.long_lived.merge(&o.long_lived);
         self.long_lived_replaced += o.long_lived_replaced;
+        self.version_switches += o.version_switches;
     }
 }
 
@@ -172,6 +175,9 @@ pub struct RunOutcome {
     pub mismatches: Vec<(String, Mismatch)>,
     /// Differences accepted by a row of the exceptions table.
     pub divergences: Vec<Divergence>,
+    /// Why a migration run stopped before its end: an older version could not read the file
+    /// a newer one left (not a failure: that version is no reference for such files).
+    pub stopped: Option<String>,
     /// What ran.
     pub stats: RunStats,
     /// The folder holding the store files (deleted on drop).
@@ -244,6 +250,28 @@ pub fn run_workload(
     )
 }
 
+/// Runs a repro with `libs[0]` for its workload and `libs[i]` for its i-th continuation.
+pub fn run_repro(
+    libs: &[&dyn OfficialLib],
+    repro: &Repro,
+    reader: &dyn ReaderFactory,
+) -> Result<RunOutcome> {
+    let lib = *libs
+        .first()
+        .ok_or_else(|| Error::Other("no official version".to_string()))?;
+    let mut steps = vec![Step {
+        lib,
+        ops: &repro.workload.ops,
+    }];
+    for (c, lib) in repro.then.iter().zip(libs.iter().skip(1)) {
+        steps.push(Step {
+            lib: *lib,
+            ops: &c.ops,
+        });
+    }
+    run_steps(&steps, repro.kind, &repro.workload, reader)
+}
+
 /// Runs `steps` in order on one store of `kind` (each version opens the store the previous
 /// one closed; the long-lived reader stays open across the switch). `workload` gives the
 /// default expire duration and the batch size; its own ops are ignored.
@@ -289,6 +317,7 @@ pub fn run_steps(
         expect: BTreeMap::new(),
         written: BTreeMap::new(),
         lost: false,
+        stopped: None,
     };
     r.open_long_lived();
     let every = workload.check_every.unwrap_or(DEFAULT_CHECK_EVERY).max(1);
@@ -322,6 +351,7 @@ pub fn run_steps(
     Ok(RunOutcome {
         mismatches: r.mismatches,
         divergences: r.divergences,
+        stopped: r.stopped,
         stats: r.stats,
         dir,
         store_id: id,
@@ -383,8 +413,11 @@ struct Runner<'a> {
     expect: BTreeMap<Vec<u8>, Expect>,
     /// The value last written to each key, while it is certainly still there.
     written: BTreeMap<Vec<u8>, Value>,
-    /// The official library lost its own files (accepted): nothing more can be judged.
+    /// The official library lost its own files (accepted), or an older version cannot read
+    /// a newer file: nothing more can be judged.
     lost: bool,
+    /// Why a migration run stopped early (an older version cannot read the newer file).
+    stopped: Option<String>,
 }
 
 fn open_error(which: &str, e: String) -> Mismatch {
@@ -445,11 +478,60 @@ impl<'a> Runner<'a> {
     fn switch_version(&mut self, lib: &'a dyn OfficialLib) -> Result<()> {
         let stage = format!("{}: before switching to {}", self.lib.tag(), lib.tag());
         self.check(&stage, false)?;
+        if self.lost {
+            return Ok(());
+        }
+        let before = official_visible_keys(self.official.as_mut())?;
         self.official.close()?;
+        let older = crate::kind::parse_tag(lib.tag()) < crate::kind::parse_tag(self.lib.tag());
+        let from = self.lib.tag().to_string();
+        if older && self.config.aes256 && !lib.features().aes256 {
+            self.stopped = Some(format!(
+                "{} has no AES-256 but the store {from} left is AES-256",
+                lib.tag()
+            ));
+            self.lost = true;
+            return Ok(());
+        }
+        if older && !lib.features().key_expire && self.meta_key_expire() {
+            // The file says its values carry expire times; a version without expiration
+            // ignores that and is no reference for it.
+            self.stopped = Some(format!(
+                "{} has no key expiration but the store {from} left has it enabled",
+                lib.tag()
+            ));
+            self.lost = true;
+            return Ok(());
+        }
         self.lib = lib;
         self.official = open_official(self.lib, &self.dir, &self.id, &self.config)?;
+        if older {
+            let after = official_visible_keys(self.official.as_mut())?;
+            if after != before {
+                // An older version that cannot read a newer file is no reference.
+                self.stopped = Some(format!(
+                    "{} cannot read the store {from} left ({} of {} keys visible)",
+                    lib.tag(),
+                    after.len(),
+                    before.len()
+                ));
+                self.lost = true;
+                return Ok(());
+            }
+        }
+        self.stats.version_switches += 1;
         let stage = format!("{}: opened after {}", lib.tag(), stage);
         self.check(&stage, false)
+    }
+
+    /// The key-expiration flag of the meta file as it is now.
+    fn meta_key_expire(&self) -> bool {
+        let mut crc = self.path.clone().into_os_string();
+        crc.push(".crc");
+        std::fs::read(&crc)
+            .ok()
+            .and_then(|b| mmkv_reader::meta::MetaInfo::parse(&b).ok())
+            .is_some_and(|m| m.key_expire())
     }
 
     fn wait_short_expiry(&mut self) {
