@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use conformance::fault::suite::{read_reader, run_suite, SuiteConfig};
 use conformance::fault::verdict::{ReaderOutcome, Verdict};
 use conformance::{Features, StoreKind};
+use mmkv_sys::ErrorStrategy;
 
 fn config(states: usize) -> Option<SuiteConfig> {
     if mmkv_sys::built_versions().is_empty() {
@@ -39,7 +40,7 @@ fn reader_agrees_with_official_on_damaged_states() {
         .records
         .iter()
         .filter(|r| matches!(r.reader, Ok(n) if n > 0))
-        .filter(|r| r.verdicts[0].1 == Verdict::Agree)
+        .filter(|r| r.verdicts[0].2 == Verdict::Agree)
         .count();
     assert!(
         agree_with_keys * 4 >= summary.states(),
@@ -56,19 +57,19 @@ fn reader_agrees_with_official_on_damaged_states() {
 
 /// A reader that ignores the official loader's last-confirmed fallback (refuses every store
 /// whose current CRC fails) must be caught on killed-writer states.
-fn no_fallback(dir: &Path, kind: StoreKind, f: &Features) -> ReaderOutcome {
+fn no_fallback(dir: &Path, kind: StoreKind, f: &Features, s: ErrorStrategy) -> ReaderOutcome {
     let store = conformance::RealReader::new()
         .open_store(&dir.join("faults"), kind.crypt_key(), kind.aes256())
         .map_err(|e| e.to_string())?;
     if store.snapshot().region_source() != mmkv_reader::RegionSource::Actual {
         return Err("refused: no fallback".into());
     }
-    read_reader(dir, kind, f)
+    read_reader(dir, kind, f, s)
 }
 
 /// A reader that drops one key of every non-empty store.
-fn drops_a_key(dir: &Path, kind: StoreKind, f: &Features) -> ReaderOutcome {
-    let mut r = read_reader(dir, kind, f)?;
+fn drops_a_key(dir: &Path, kind: StoreKind, f: &Features, s: ErrorStrategy) -> ReaderOutcome {
+    let mut r = read_reader(dir, kind, f, s)?;
     if let Some(k) = r.keys.keys().next().cloned() {
         r.keys.remove(&k);
     }

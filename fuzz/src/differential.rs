@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use conformance::fault::official::{read_official, OfficialOutcome};
-use conformance::fault::suite::{classify, read_reader};
+use conformance::fault::suite::{classify, read_dump, read_reader, ReaderFn, ReaderPath};
 use conformance::fault::verdict::Verdict;
 use conformance::fault::writer::STORE_ID;
 use conformance::sys::SysLib;
@@ -46,9 +46,9 @@ pub fn kind_of(mode: Mode) -> StoreKind {
 /// What one input gave.
 #[derive(Debug, Clone)]
 pub struct DiffResult {
-    /// Verdict per strategy.
-    pub verdicts: Vec<(ErrorStrategy, Verdict)>,
-    /// Keys the reader read (`None`: it refused).
+    /// Verdict per strategy and reader path (`Store`, `mmkv dump`).
+    pub verdicts: Vec<(ErrorStrategy, ReaderPath, Verdict)>,
+    /// Keys `Store` read with the default strategy (`None`: it refused).
     pub reader_keys: Option<usize>,
 }
 
@@ -106,7 +106,7 @@ impl DiffHarness {
         self.n += 1;
         let state = self.dir.join("state");
         write_pair(&state, meta, data);
-        let reader = read_reader(&state, kind, &features);
+        let reader = read_reader(&state, kind, &features, ErrorStrategy::Discard);
         let mut strategies = vec![ErrorStrategy::Discard];
         if self.lib.official().capabilities().error_strategy {
             strategies.push(ErrorStrategy::Recover);
@@ -123,25 +123,19 @@ impl DiffHarness {
             let _ = std::fs::remove_dir_all(&d);
             outcomes.push(o);
         }
-        let verdicts = strategies
-            .iter()
-            .zip(&outcomes)
-            .map(|(s, o)| {
-                let v = classify(
-                    read_reader,
-                    &features,
-                    &state,
-                    kind,
-                    *s,
-                    o,
-                    &outcomes[0],
-                    &reader,
-                    &self.dir,
-                )
-                .unwrap_or_else(|e| Verdict::Disagree(format!("harness error: {e}")));
-                (*s, v)
-            })
-            .collect();
+        let paths: [(ReaderPath, ReaderFn); 2] = [
+            (ReaderPath::Store, read_reader),
+            (ReaderPath::Dump, read_dump),
+        ];
+        let mut verdicts = Vec::new();
+        for (s, o) in strategies.iter().zip(&outcomes) {
+            for (path, f) in paths {
+                let r = f(&state, kind, &features, *s);
+                let v = classify(f, &features, &state, kind, *s, o, &r, &self.dir)
+                    .unwrap_or_else(|e| Verdict::Disagree(format!("harness error: {e}")));
+                verdicts.push((*s, path, v));
+            }
+        }
         DiffResult {
             verdicts,
             reader_keys: reader.as_ref().ok().map(|r| r.len()),
@@ -151,9 +145,14 @@ impl DiffHarness {
     /// Judges one input and panics on an unexplained difference.
     pub fn run(&mut self, input: &[u8]) {
         let r = self.judge(input);
-        for (s, v) in &r.verdicts {
+        for (s, p, v) in &r.verdicts {
             if let Verdict::Disagree(d) = v {
-                panic!("official {} {:?} disagrees with the reader: {d}", self.tag(), s);
+                panic!(
+                    "official {} {:?} disagrees with the reader ({}): {d}",
+                    self.tag(),
+                    s,
+                    p.name()
+                );
             }
         }
     }

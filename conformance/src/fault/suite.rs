@@ -38,12 +38,33 @@ pub struct SuiteConfig {
     pub per_base: usize,
     /// Where states that disagree (or crash the official library) are saved.
     pub save: Option<PathBuf>,
-    /// The reader under test ([`read_reader`]; tests inject broken ones).
+    /// The `Store` path under test ([`read_reader`]; tests inject broken ones). The dump path
+    /// is always [`read_dump`].
     pub reader: ReaderFn,
 }
 
-/// A reader under test: reads the store in a folder as `kind` with the getters of `features`.
-pub type ReaderFn = fn(&Path, StoreKind, &Features) -> ReaderOutcome;
+/// A reader under test: reads the store in a folder as `kind` with the getters of `features`
+/// and the given error strategy.
+pub type ReaderFn = fn(&Path, StoreKind, &Features, ErrorStrategy) -> ReaderOutcome;
+
+/// Which reader path is compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ReaderPath {
+    /// `mmkv_reader::Store::open` (`Options::recover` for `OnErrorRecover`).
+    Store,
+    /// What `mmkv dump` shows (`mmkv_inspect::analysis::Analysis::open`, `--recover`).
+    Dump,
+}
+
+impl ReaderPath {
+    /// Name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReaderPath::Store => "store",
+            ReaderPath::Dump => "dump",
+        }
+    }
+}
 
 impl SuiteConfig {
     /// Defaults: every built tag, `states` states, seed 1, 120 ops, 6 states per writer run,
@@ -80,10 +101,10 @@ pub struct StateRecord {
     pub kill: Kill,
     /// Damage applied afterwards.
     pub damage: Damage,
-    /// What the reader did (`Ok(n keys)` or its error).
+    /// What the reader (`Store`, default strategy) did (`Ok(n keys)` or its error).
     pub reader: std::result::Result<usize, String>,
-    /// Verdict per official strategy.
-    pub verdicts: Vec<(ErrorStrategy, Verdict)>,
+    /// Verdict per official strategy and reader path.
+    pub verdicts: Vec<(ErrorStrategy, ReaderPath, Verdict)>,
     /// Where the state was saved (disagreements and upstream findings).
     pub saved: Option<PathBuf>,
 }
@@ -94,7 +115,7 @@ impl StateRecord {
         let v: Vec<String> = self
             .verdicts
             .iter()
-            .map(|(s, v)| format!("{}={v}", strategy_name(*s)))
+            .map(|(s, p, v)| format!("{}/{}={v}", strategy_name(*s), p.name()))
             .collect();
         format!(
             "#{} {} {} seed {} kill {} damage [{}] reader {} | {}",
@@ -116,7 +137,7 @@ impl StateRecord {
     pub fn disagrees(&self) -> bool {
         self.verdicts
             .iter()
-            .any(|(_, v)| matches!(v, Verdict::Disagree(_)))
+            .any(|(_, _, v)| matches!(v, Verdict::Disagree(_)))
     }
 }
 
@@ -149,18 +170,18 @@ impl Summary {
             .filter(|r| {
                 r.verdicts
                     .iter()
-                    .any(|(_, v)| matches!(v, Verdict::Upstream(_)))
+                    .any(|(_, _, v)| matches!(v, Verdict::Upstream(_)))
             })
             .collect()
     }
 
-    /// Verdict label -> count, per strategy (`discard agree` ...).
+    /// Verdict label -> count, per strategy and reader path (`discard/store agree` ...).
     pub fn counts(&self) -> BTreeMap<String, usize> {
         let mut m = BTreeMap::new();
         for r in &self.records {
-            for (s, v) in &r.verdicts {
-                *m.entry(format!("{} {}", strategy_name(*s), v.label()))
-                    .or_insert(0) += 1;
+            for (s, p, v) in &r.verdicts {
+                let k = format!("{}/{} {}", strategy_name(*s), p.name(), v.label());
+                *m.entry(k).or_insert(0) += 1;
             }
         }
         m
@@ -228,16 +249,51 @@ pub fn zero_fill_like_official(dir: &Path, id: &str) -> Result<()> {
     Ok(())
 }
 
-/// The reader on the store in `dir`: `Store::open` and every getter of every key.
-pub fn read_reader(dir: &Path, kind: StoreKind, features: &Features) -> ReaderOutcome {
-    RealReader::new()
-        .open_store(&dir.join(STORE_ID), kind.crypt_key(), kind.aes256())
+/// The reader on the store in `dir`: `Store::open` (with `Options::recover` for
+/// `OnErrorRecover`) and every getter of every key.
+pub fn read_reader(
+    dir: &Path,
+    kind: StoreKind,
+    features: &Features,
+    strategy: ErrorStrategy,
+) -> ReaderOutcome {
+    let mut opts = mmkv_reader::Options::new()
+        .aes256(kind.aes256())
+        .recover(strategy == ErrorStrategy::Recover);
+    if let Some(key) = kind.crypt_key() {
+        opts = opts.crypt_key(key);
+    }
+    mmkv_reader::Store::open(dir.join(STORE_ID), opts)
         .map(|s| Reads::of_snapshot(&s.snapshot(), features))
         .map_err(|e| e.to_string())
 }
 
-/// Judges one (state, strategy), trying the exceptions on a difference. `discard` is the
-/// official discard outcome of the same state (for [`Exception::RecoverNotInReader`]).
+/// What `mmkv dump` (with `--recover` for `OnErrorRecover`) shows of the store in `dir`: its
+/// live records, decoded with every getter; its refusal (discarded, unreadable) as an error.
+pub fn read_dump(
+    dir: &Path,
+    kind: StoreKind,
+    features: &Features,
+    strategy: ErrorStrategy,
+) -> ReaderOutcome {
+    let crypt = mmkv_inspect::analysis::CryptOpts {
+        key: kind.crypt_key().map(|k| k.to_vec()),
+        aes256: kind.aes256(),
+        recover: strategy == ErrorStrategy::Recover,
+    };
+    let now = u32::try_from(crate::run::now_secs()).unwrap_or(u32::MAX);
+    let a = mmkv_inspect::analysis::Analysis::open(&dir.join(STORE_ID), &crypt, now)
+        .map_err(|e| e.to_string())?;
+    let live = a.live();
+    Ok(Reads::of_payloads(
+        live.iter()
+            .map(|r| (r.key.as_slice(), r.payload.as_slice())),
+        features,
+    ))
+}
+
+/// Judges one (state, strategy, reader path), trying the exceptions on a difference:
+/// `reader` is what `reader_fn` read from the state in `dir`.
 #[allow(clippy::too_many_arguments)]
 pub fn classify(
     reader_fn: ReaderFn,
@@ -246,7 +302,6 @@ pub fn classify(
     kind: StoreKind,
     strategy: ErrorStrategy,
     official: &OfficialOutcome,
-    discard: &OfficialOutcome,
     reader: &ReaderOutcome,
     scratch: &Path,
 ) -> Result<Verdict> {
@@ -255,31 +310,42 @@ pub fn classify(
         return Ok(v);
     }
     let ok = |v: &Verdict| matches!(v, Verdict::Agree | Verdict::RefusedDiscarded);
-    if strategy == ErrorStrategy::Recover && official != discard {
-        let d = classify(
-            reader_fn,
-            features,
-            dir,
-            kind,
-            ErrorStrategy::Discard,
-            discard,
-            discard,
-            reader,
-            scratch,
-        )?;
-        if ok(&d) || d == Verdict::Exception(Exception::ZeroFill) {
-            return Ok(Verdict::Exception(Exception::RecoverNotInReader));
-        }
-    }
     let filled = scratch.join("zero-filled");
     let _ = std::fs::remove_dir_all(&filled);
     copy_store(dir, &filled)?;
     zero_fill_like_official(&filled, STORE_ID)?;
-    let zr = reader_fn(&filled, kind, features);
+    let zr = reader_fn(&filled, kind, features, strategy);
     if ok(&judge(features, official, &zr)) {
         return Ok(Verdict::Exception(Exception::ZeroFill));
     }
+    if let Ok(r) = reader {
+        let empty = empty_payload_keys(dir, kind);
+        if !empty.is_empty() {
+            let mut without = r.clone();
+            without.keys.retain(|k, _| !empty.contains(k));
+            if ok(&judge(features, official, &Ok(without))) {
+                return Ok(Verdict::Exception(Exception::EmptyPayloadKey));
+            }
+        }
+    }
     Ok(v)
+}
+
+/// Keys of an expiring store whose live value is only the expire suffix (empty payload).
+fn empty_payload_keys(dir: &Path, kind: StoreKind) -> Vec<Vec<u8>> {
+    let Ok(store) =
+        RealReader::new().open_store(&dir.join(STORE_ID), kind.crypt_key(), kind.aes256())
+    else {
+        return Vec::new();
+    };
+    let snap = store.snapshot();
+    if !snap.key_expire() {
+        return Vec::new();
+    }
+    snap.iter()
+        .filter(|(_, v)| v.is_empty())
+        .map(|(k, _)| k.to_vec())
+        .collect()
 }
 
 fn run_writer_child(
@@ -402,7 +468,7 @@ pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> R
             let sdir = work.path().join(format!("state-{index}"));
             copy_store(&base, &sdir)?;
             damage.apply(&sdir, STORE_ID)?;
-            let reader = (cfg.reader)(&sdir, kind, &features);
+            let reader = (cfg.reader)(&sdir, kind, &features, ErrorStrategy::Discard);
             let mut strategies = vec![ErrorStrategy::Discard];
             if can_recover {
                 strategies.push(ErrorStrategy::Recover);
@@ -422,19 +488,16 @@ pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> R
                 .collect();
             let outcomes = spawn_reads(&cfg.exe, &tag, kind, &runs)?;
             let mut verdicts = Vec::new();
+            let paths: [(ReaderPath, ReaderFn); 2] = [
+                (ReaderPath::Store, cfg.reader),
+                (ReaderPath::Dump, read_dump),
+            ];
             for (s, o) in strategies.iter().zip(&outcomes) {
-                let v = classify(
-                    cfg.reader,
-                    &features,
-                    &sdir,
-                    kind,
-                    *s,
-                    o,
-                    &outcomes[0],
-                    &reader,
-                    work.path(),
-                )?;
-                verdicts.push((*s, v));
+                for (path, f) in paths {
+                    let r = f(&sdir, kind, &features, *s);
+                    let v = classify(f, &features, &sdir, kind, *s, o, &r, work.path())?;
+                    verdicts.push((*s, path, v));
+                }
             }
             let mut rec = StateRecord {
                 index,
@@ -451,7 +514,7 @@ pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> R
                 || rec
                     .verdicts
                     .iter()
-                    .any(|(_, v)| matches!(v, Verdict::Upstream(_)));
+                    .any(|(_, _, v)| matches!(v, Verdict::Upstream(_)));
             if let (true, Some(root)) = (interesting, &cfg.save) {
                 let to = root.join(format!("{}-{}-{index}", tag, kind));
                 let _ = std::fs::remove_dir_all(&to);

@@ -15,30 +15,34 @@ use crate::value::show;
 /// [`crate::fault::suite`]), never by "anything that differs".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Exception {
-    /// The official library maps both files page by page and, on open, extends a file whose
-    /// size is below its expected size or not a multiple of the page size with zeros
-    /// (`MemoryFile::reloadFromFile` → `truncate`), so a truncated meta file reads as
-    /// zero-filled fields and a truncated data file as zero bytes up to the page. The reader
-    /// reads the files as they are (a short meta is `MetaTooShort`, a region past the end is
-    /// `ActualSizeBeyondFile`). Recognised when the reader, given the same files zero-extended
-    /// the way the official library extends them, reads exactly what the official library read.
+    /// The official library maps both files page by page and, on open, extends a missing or
+    /// short file with zeros to a whole page (`MemoryFile::reloadFromFile` → `truncate`), so
+    /// a missing or truncated meta file reads as zero-filled fields. `mmkv dump` (the region
+    /// locator's `parse_meta`) does the same; `Store` refuses such a meta file
+    /// (`MetaMissing` / `MetaTooShort`): it keeps the meta file memory-mapped for its
+    /// check-on-read and needs every field there. Recognised when the reader, given the same
+    /// files zero-extended the way the official library extends them, reads exactly what the
+    /// official library read.
     ZeroFill,
-    /// The official `OnErrorRecover` keeps what it can parse of a region that failed its
-    /// checks; the reader path compared here has no recover strategy (the strategy-aware
-    /// region locator is not in this build). Recognised when official recover and official
-    /// discard read different things and the reader agrees with official discard.
-    RecoverNotInReader,
+    /// With key expiration on, a record whose value is exactly the 4-byte expire suffix (an
+    /// empty payload, which the official writer never produces: it refuses empty values)
+    /// is listed by the official `allKeys()` and counted by `count()`, but its `containsKey()`
+    /// is false and every getter reports no value; the harness counts a key as visible when
+    /// `allKeys` lists it and `containsKey` keeps it, while the reader lists it (its getters
+    /// also report no value). Recognised when the reader, without its empty-payload keys of
+    /// an expiring store, reads exactly what the official library read.
+    EmptyPayloadKey,
 }
 
 /// Every exception, for the README table and the summary.
-pub const EXCEPTIONS: [Exception; 2] = [Exception::ZeroFill, Exception::RecoverNotInReader];
+pub const EXCEPTIONS: [Exception; 2] = [Exception::ZeroFill, Exception::EmptyPayloadKey];
 
 impl Exception {
     /// Short code used in reports.
     pub fn code(self) -> &'static str {
         match self {
             Exception::ZeroFill => "zero-fill",
-            Exception::RecoverNotInReader => "recover-not-in-reader",
+            Exception::EmptyPayloadKey => "empty-payload-key",
         }
     }
 
@@ -46,10 +50,10 @@ impl Exception {
     pub fn why(self) -> &'static str {
         match self {
             Exception::ZeroFill => {
-                "official zero-extends short meta/data files to the page before deciding; the reader reads files as they are"
+                "official (and mmkv dump) read a missing/short meta file as zero-filled; Store refuses it (MetaMissing/MetaTooShort)"
             }
-            Exception::RecoverNotInReader => {
-                "official OnErrorRecover keeps a damaged region's parsable records; the compared reader path has no recover strategy"
+            Exception::EmptyPayloadKey => {
+                "expiring store, value = only the expire suffix: official allKeys lists the key but containsKey is false; the reader lists it"
             }
         }
     }

@@ -33,14 +33,19 @@ fn main() {
     for f in &inputs {
         let data = std::fs::read(f).expect("read input");
         let r = h.judge(&data);
-        for (s, v) in &r.verdicts {
-            *counts.entry(format!("{s:?} {}", v.label())).or_insert(0usize) += 1;
+        for (s, p, v) in &r.verdicts {
+            let k = format!("{s:?}/{} {}", p.name(), v.label());
+            *counts.entry(k).or_insert(0usize) += 1;
             if matches!(v, conformance::fault::verdict::Verdict::Disagree(_)) {
                 bad += 1;
-                println!("{}: {s:?} {v}", f.display());
+                println!("{}: {s:?}/{} {v}", f.display(), p.name());
             }
         }
     }
-    eprintln!("{} inputs against official {}: {counts:?}", inputs.len(), h.tag());
+    eprintln!(
+        "{} inputs against official {}: {counts:?}",
+        inputs.len(),
+        h.tag()
+    );
     std::process::exit(i32::from(bad > 0));
 }
