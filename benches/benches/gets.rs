@@ -5,6 +5,8 @@
 mod common;
 
 use std::hint::black_box;
+use std::sync::Barrier;
+use std::time::Instant;
 
 use benches::ids::{self, FLOOR, OFFICIAL_MULTI, OFFICIAL_SINGLE, READER};
 use common::reads::{build, Fixture};
@@ -102,8 +104,53 @@ fn bench_get_bytes_zero_copy(c: &mut Criterion, fx: &Fixture) {
     g.finish();
 }
 
+/// `Store::get_i32` on one `Store` from 1 and from 2 threads at once: one iteration is one read
+/// on every thread, so the time per iteration of 2 threads over that of 1 thread shows how
+/// reads scale (equal times: twice the reads per second).
+fn bench_threads(c: &mut Criterion, fx: &Fixture) {
+    let mut g = c.benchmark_group(ids::THREADS_GROUP);
+    common::fast_group(&mut g);
+    let (store, keys) = (&fx.store, &fx.i32_keys[..]);
+    for (id, threads) in [(ids::THREADS_ONE, 1usize), (ids::THREADS_TWO, 2)] {
+        g.bench_function(id, |b| {
+            b.iter_custom(|iters| {
+                let start = Barrier::new(threads);
+                std::thread::scope(|s| {
+                    let runs: Vec<_> = (0..threads)
+                        .map(|_| {
+                            s.spawn(|| {
+                                let mut k = Cycle::new(keys);
+                                // a first read caches the snapshot for this thread
+                                black_box(store.get_i32(k.next_key()));
+                                start.wait();
+                                let t = Instant::now();
+                                for _ in 0..iters {
+                                    black_box(store.get_i32(black_box(k.next_key())));
+                                }
+                                t.elapsed()
+                            })
+                        })
+                        .collect();
+                    runs.into_iter()
+                        .map(|r| r.join().expect("reader thread"))
+                        .max()
+                        .unwrap_or_default()
+                })
+            })
+        });
+    }
+    g.finish();
+}
+
 fn gets(c: &mut Criterion) {
+    // The machine and its load as the reads start (the table's header line).
+    if let Err(e) =
+        benches::paths::write_json(ids::MACHINE_FILE, &benches::table::Machine::current())
+    {
+        eprintln!("warning: cannot write {}: {e}", ids::MACHINE_FILE);
+    }
     let fx = build();
+    bench_threads(c, &fx);
     bench_get_i32(c, &fx);
     bench_get_string(c, &fx);
     bench_get_bytes_copy(c, &fx);

@@ -63,7 +63,7 @@ fn open(c: &mut Criterion) {
     let official = common::newest_official();
     let dir = tempfile::tempdir().expect("tempdir");
     let d = dir.path();
-    let store = ids::RELOAD_LARGE;
+    let store = ids::OPEN_STORE;
     common::write_bytes_store(&official, d, ID, store.keys, store.value_len);
     let keys = store.keys as u64;
 

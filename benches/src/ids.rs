@@ -45,6 +45,13 @@ pub const READER: &str = "reader";
 /// Function id: a bare `HashMap` lookup with the reader's hasher and the same keys.
 pub const FLOOR: &str = "floor";
 
+/// Group of the reader-threads benchmark (`Store::get_i32` on one store from 1 and 2 threads).
+pub const THREADS_GROUP: &str = "get_i32_threads";
+/// Function id: one reader thread.
+pub const THREADS_ONE: &str = "reader_1_thread";
+/// Function id: two reader threads at once (time per read on every thread).
+pub const THREADS_TWO: &str = "reader_2_threads";
+
 /// Group of the open + parse benchmark (100,000-key store).
 pub const OPEN_GROUP: &str = "open_100k";
 /// Function id: official `mmkvWithID` + first access (`count()`).
@@ -52,10 +59,12 @@ pub const OPEN_OFFICIAL: &str = "official";
 /// Function id: `Store::open`.
 pub const OPEN_READER: &str = "reader";
 
-/// Group of the reload benchmarks (reader partial reload after an append).
+/// Group of the reload benchmarks (reader partial reload after an append, on each scaling store).
 pub const RELOAD_GROUP: &str = "reload";
+/// Group of the scaling open benchmarks (`Store::open` + first access of each scaling store).
+pub const SCALE_OPEN_GROUP: &str = "scale_open";
 
-/// A store the reload benchmark appends to.
+/// A store of the scaling benchmark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReloadStore {
     /// Short name used in function ids.
@@ -66,28 +75,50 @@ pub struct ReloadStore {
     pub value_len: usize,
 }
 
-/// The ~64 MB store of [`OPEN_GROUP`].
-pub const RELOAD_LARGE: ReloadStore = ReloadStore {
+/// The ~64 MB store of [`OPEN_GROUP`] and of the memory report.
+pub const OPEN_STORE: ReloadStore = ReloadStore {
     name: "store_64mb",
     keys: 100_000,
     value_len: 650,
 };
-/// A small store (1,000 keys of 100 bytes) for comparison.
-pub const RELOAD_SMALL: ReloadStore = ReloadStore {
-    name: "store_small",
-    keys: 1_000,
-    value_len: 100,
-};
-/// Reload stores, in table order.
-pub const RELOAD_STORES: [ReloadStore; 2] = [RELOAD_LARGE, RELOAD_SMALL];
+/// Scaling stores (100-byte values), in table order: open time and heap grow with the size,
+/// reload time with the appended bytes only.
+pub const SCALE_STORES: [ReloadStore; 4] = [
+    ReloadStore {
+        name: "keys_1k",
+        keys: 1_000,
+        value_len: 100,
+    },
+    ReloadStore {
+        name: "keys_10k",
+        keys: 10_000,
+        value_len: 100,
+    },
+    ReloadStore {
+        name: "keys_100k",
+        keys: 100_000,
+        value_len: 100,
+    },
+    ReloadStore {
+        name: "keys_1m",
+        keys: 1_000_000,
+        value_len: 100,
+    },
+];
 /// Appended sizes k (label, bytes), in table order.
-pub const RELOAD_APPENDS: [(&str, usize); 2] = [("1kb", 1024), ("1mb", 1024 * 1024)];
+pub const RELOAD_APPENDS: [(&str, usize); 3] =
+    [("1kb", 1024), ("64kb", 64 * 1024), ("1mb", 1024 * 1024)];
 
 /// The function id of a reload benchmark: `<store>_append_<k>`, e.g. `store_64mb_append_1kb`.
 pub fn reload_function(store: &str, append: &str) -> String {
     format!("{store}_append_{append}")
 }
 
+/// File (in the criterion directory) with each scaling store's size and reader heap, written by
+/// the `scaling` bench.
+pub const SCALING_FILE: &str = "scaling.json";
+/// File (in the criterion directory) describing the machine of the run, written by the `gets` bench.
+pub const MACHINE_FILE: &str = "machine.json";
 /// File (in the criterion directory) with the reader's memory figures, written by the `open` bench.
 pub const MEMORY_FILE: &str = "memory.json";
 /// File (in the criterion directory) describing a bench's fixture: `fixture-<bench>.json`.
@@ -102,7 +133,7 @@ mod tests {
     #[test]
     fn reload_ids_are_path_safe_and_distinct() {
         let mut seen = std::collections::BTreeSet::new();
-        for s in RELOAD_STORES {
+        for s in SCALE_STORES {
             for (a, _) in RELOAD_APPENDS {
                 let id = reload_function(s.name, a);
                 assert!(id

@@ -109,6 +109,26 @@ pub fn parse_vm_rss(status: &str) -> Option<u64> {
     }
 }
 
+/// One scaling store as the `scaling` bench measured it (an entry of [`crate::ids::SCALING_FILE`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ScaleStore {
+    /// The store's name ([`crate::ids::ReloadStore::name`]).
+    pub name: String,
+    /// Keys in the store.
+    pub keys: u64,
+    /// The store's actual data size, bytes.
+    pub data_bytes: u64,
+    /// Heap bytes the open reader `Store` keeps.
+    pub reader_heap_bytes: u64,
+}
+
+impl ScaleStore {
+    /// Reader heap bytes per byte of actual data (`None` for an empty store).
+    pub fn heap_ratio(&self) -> Option<f64> {
+        (self.data_bytes > 0).then(|| self.reader_heap_bytes as f64 / self.data_bytes as f64)
+    }
+}
+
 /// What the `open` bench measured about memory (written to [`crate::ids::MEMORY_FILE`]).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MemoryReport {

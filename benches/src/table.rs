@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::ids;
-use crate::memory::{FixtureInfo, MemoryReport};
+use crate::memory::{FixtureInfo, MemoryReport, ScaleStore};
 
 /// Marker comment opening the generated section of the README.
 pub const BEGIN_MARKER: &str = "<!-- speedup-table:begin -->";
@@ -180,13 +180,33 @@ impl OpenRow {
     }
 }
 
-/// Reader reload cost of one store for each appended size (nanoseconds).
+/// One scaling store: open time, heap, and reload cost for each appended size (nanoseconds).
 #[derive(Debug, Clone, PartialEq)]
-pub struct ReloadRow {
+pub struct ScaleRow {
     /// The store (see [`ids::ReloadStore`]).
     pub store: ids::ReloadStore,
-    /// One estimate per entry of [`ids::RELOAD_APPENDS`].
+    /// `Store::open` + first access.
+    pub open: Option<f64>,
+    /// Size and heap of the open store, if the bench recorded them.
+    pub size: Option<ScaleStore>,
+    /// One reload estimate per entry of [`ids::RELOAD_APPENDS`].
     pub by_append: Vec<Option<f64>>,
+}
+
+/// `Store::get_i32` on one store from 1 and 2 threads (nanoseconds per read on every thread).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ThreadsRow {
+    /// One reader thread.
+    pub one: Option<f64>,
+    /// Two reader threads at once.
+    pub two: Option<f64>,
+}
+
+impl ThreadsRow {
+    /// Reads per second of 2 threads over those of 1 (2.0 = perfect scaling).
+    pub fn scaling(&self) -> Option<f64> {
+        ratio(self.one, self.two).map(|r| 2.0 * r)
+    }
 }
 
 /// Everything the table shows.
@@ -198,15 +218,33 @@ pub struct Report {
     pub gets: Vec<GetRow>,
     /// The open row.
     pub open: OpenRow,
-    /// Reload rows, in [`ids::RELOAD_STORES`] order.
-    pub reloads: Vec<ReloadRow>,
+    /// The reader-threads row.
+    pub threads: ThreadsRow,
+    /// Scaling rows, in [`ids::SCALE_STORES`] order.
+    pub scaling: Vec<ScaleRow>,
     /// The memory figures, if the open bench wrote them.
     pub memory: Option<MemoryReport>,
-    /// Fixture descriptions by bench name (`gets`, `open`, `reload`).
+    /// Fixture descriptions by bench name (`gets`, `open`, `scaling`).
     pub fixtures: BTreeMap<String, FixtureInfo>,
+    /// The machine of the run, if the `gets` bench recorded it.
+    pub machine: Option<Machine>,
 }
 
 impl Report {
+    /// A report with nothing measured.
+    pub fn empty(stat: Stat) -> Report {
+        Report {
+            stat,
+            gets: Vec::new(),
+            open: OpenRow::default(),
+            threads: ThreadsRow::default(),
+            scaling: Vec::new(),
+            memory: None,
+            fixtures: BTreeMap::new(),
+            machine: None,
+        }
+    }
+
     /// The read row of a group.
     pub fn get(&self, group: &str) -> Option<&GetRow> {
         self.gets.iter().find(|r| r.group == group)
@@ -229,46 +267,70 @@ impl Report {
             .filter(|x| x.is_some())
             .count();
         let reload: usize = self
-            .reloads
+            .scaling
             .iter()
-            .map(|r| r.by_append.iter().filter(|x| x.is_some()).count())
+            .map(|r| {
+                r.by_append.iter().filter(|x| x.is_some()).count() + usize::from(r.open.is_some())
+            })
             .sum();
-        gets + open + reload
+        let threads = [self.threads.one, self.threads.two]
+            .iter()
+            .filter(|x| x.is_some())
+            .count();
+        gets + open + reload + threads
     }
 
-    /// The targets of the benchmark issue, evaluated on this report.
+    /// The targets of the speed issue, evaluated on this report.
     pub fn targets(&self) -> Vec<Target> {
-        let i32_row = self.get(ids::GET_I32.group);
-        let zc_row = self.get(ids::GET_BYTES_ZERO_COPY.group);
+        let row = |g: ids::GetGroup| self.get(g.group);
+        let over_floor = |g: ids::GetGroup| row(g).and_then(GetRow::reader_over_floor);
+        let i32_row = row(ids::GET_I32);
+        let worst_heap = self
+            .scaling
+            .iter()
+            .filter_map(|r| r.size.as_ref().and_then(ScaleStore::heap_ratio))
+            .chain(self.memory.as_ref().and_then(MemoryReport::heap_ratio))
+            .reduce(f64::max);
         vec![
+            Target::at_most("reader get_i32 / floor", over_floor(ids::GET_I32), 1.3, ""),
+            Target::at_most(
+                "reader get_string / floor",
+                over_floor(ids::GET_STRING),
+                1.3,
+                "",
+            ),
+            Target::at_most(
+                "reader zero-copy 4 KB get_bytes / floor",
+                over_floor(ids::GET_BYTES_ZERO_COPY),
+                1.3,
+                "",
+            ),
+            Target::at_most(
+                "reader 4 KB get_bytes copy / floor",
+                over_floor(ids::GET_BYTES_COPY),
+                1.2,
+                "",
+            ),
             Target::at_least(
                 "reader get_i32 vs official single-process",
                 i32_row.and_then(GetRow::speedup_single),
-                5.0,
+                8.0,
                 "×",
             ),
             Target::at_least(
                 "reader get_i32 vs official MULTI_PROCESS",
                 i32_row.and_then(GetRow::speedup_multi),
-                100.0,
+                50.0,
                 "×",
             ),
-            Target::at_most(
-                "reader get_i32 / floor",
-                i32_row.and_then(GetRow::reader_over_floor),
-                1.3,
-                "",
-            ),
-            Target::at_most(
-                "reader zero-copy 4 KB get_bytes / reader get_i32",
-                ratio(
-                    zc_row.and_then(|r| r.reader),
-                    i32_row.and_then(|r| r.reader),
-                ),
-                1.1,
-                "",
+            Target::at_least(
+                "2 reader threads / 1 thread, reads per second",
+                self.threads.scaling(),
+                1.8,
+                "×",
             ),
             Target::at_least("open vs official load", self.open.speedup(), 1.5, "×"),
+            Target::at_most("reader heap / data size (worst store)", worst_heap, 1.3, ""),
         ]
     }
 }
@@ -337,51 +399,77 @@ pub fn collect(dir: &Path, stat: Stat) -> Result<Report, TableError> {
         official: estimate(dir, ids::OPEN_GROUP, ids::OPEN_OFFICIAL, stat)?,
         reader: estimate(dir, ids::OPEN_GROUP, ids::OPEN_READER, stat)?,
     };
-    let mut reloads = Vec::new();
-    for s in ids::RELOAD_STORES {
+    let sizes: Vec<ScaleStore> = read_json(dir.join(ids::SCALING_FILE))?.unwrap_or_default();
+    let mut scaling = Vec::new();
+    for st in ids::SCALE_STORES {
         let mut by_append = Vec::new();
         for (a, _) in ids::RELOAD_APPENDS {
             by_append.push(estimate(
                 dir,
                 ids::RELOAD_GROUP,
-                &ids::reload_function(s.name, a),
+                &ids::reload_function(st.name, a),
                 stat,
             )?);
         }
-        reloads.push(ReloadRow {
-            store: s,
+        scaling.push(ScaleRow {
+            store: st,
+            open: estimate(dir, ids::SCALE_OPEN_GROUP, st.name, stat)?,
+            size: sizes.iter().find(|z| z.name == st.name).cloned(),
             by_append,
         });
     }
+    let threads = ThreadsRow {
+        one: estimate(dir, ids::THREADS_GROUP, ids::THREADS_ONE, stat)?,
+        two: estimate(dir, ids::THREADS_GROUP, ids::THREADS_TWO, stat)?,
+    };
     let memory = read_json(dir.join(ids::MEMORY_FILE))?;
     let mut fixtures = BTreeMap::new();
-    for bench in ["gets", "open", "reload"] {
+    for bench in ["gets", "open", "scaling"] {
         if let Some(f) = read_json::<FixtureInfo>(dir.join(ids::fixture_file(bench)))? {
             fixtures.insert(bench.to_string(), f);
         }
     }
+    let machine = read_json(dir.join(ids::MACHINE_FILE))?;
     Ok(Report {
         stat,
         gets,
         open,
-        reloads,
+        threads,
+        scaling,
         memory,
         fixtures,
+        machine,
     })
 }
 
 /// The machine a run was made on.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Machine {
     /// CPU model name.
     pub cpu: String,
     /// Logical cores.
     pub cores: usize,
+    /// Architecture as CI names it (`amd64`, `arm64`, else Rust's name).
+    pub arch: String,
+    /// The 1, 5 and 15 minute load averages when recorded (`/proc/loadavg`).
+    pub load: Option<String>,
+}
+
+/// The architectures the table always shows (rows of one not measured say so).
+pub const ARCHES: [&str; 2] = ["amd64", "arm64"];
+
+/// CI's name of a Rust target architecture.
+pub fn arch_name(rust_arch: &str) -> &str {
+    match rust_arch {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    }
 }
 
 impl Machine {
     /// From a `/proc/cpuinfo` text (first `model name`; cores = `processor` entries, else
-    /// `fallback_cores`).
+    /// `fallback_cores`), this build's architecture, no load average.
     pub fn from_cpuinfo(cpuinfo: &str, fallback_cores: usize) -> Machine {
         let field = |l: &str, name: &str| -> Option<String> {
             let (k, v) = l.split_once(':')?;
@@ -389,7 +477,10 @@ impl Machine {
         };
         let cpu = cpuinfo
             .lines()
-            .find_map(|l| field(l, "model name"))
+            .find_map(|l| {
+                field(l, "model name")
+                    .or_else(|| field(l, "CPU part").map(|p| format!("CPU part {p}")))
+            })
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| "unknown CPU".to_string());
         let n = cpuinfo
@@ -399,14 +490,21 @@ impl Machine {
         Machine {
             cpu,
             cores: if n > 0 { n } else { fallback_cores },
+            arch: arch_name(std::env::consts::ARCH).to_string(),
+            load: None,
         }
     }
 
-    /// This machine (`/proc/cpuinfo`, else the available parallelism).
+    /// This machine (`/proc/cpuinfo`, else the available parallelism) and its load now.
     pub fn current() -> Machine {
         let fallback = std::thread::available_parallelism().map_or(1, |n| n.get());
         let text = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        Machine::from_cpuinfo(&text, fallback)
+        let mut m = Machine::from_cpuinfo(&text, fallback);
+        m.load = std::fs::read_to_string("/proc/loadavg")
+            .ok()
+            .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+            .filter(|l| !l.is_empty());
+        m
     }
 }
 
@@ -482,35 +580,125 @@ fn scaled(v: Option<f64>, div: f64) -> Option<f64> {
     v.map(|x| x / div)
 }
 
-/// Renders the report as Markdown (the text that goes between the README markers).
-///
-/// `date` is shown as is (see [`utc_datetime`]); `note` (e.g. "shared machine") is appended
-/// to the header line.
+/// One architecture's run for [`render_runs`]: its report, or `None` when not measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArchRun {
+    /// `amd64`, `arm64`...
+    pub arch: String,
+    /// The machine the run was made on (when known).
+    pub machine: Option<Machine>,
+    /// The run's report (`None`: this architecture was not measured).
+    pub report: Option<Report>,
+}
+
+/// The runs to show: `measured` (one per architecture), plus an unmeasured entry for every
+/// architecture of [`ARCHES`] missing from it, in [`ARCHES`] order (others after).
+pub fn with_missing_arches(measured: Vec<ArchRun>) -> Vec<ArchRun> {
+    let mut out: Vec<ArchRun> = ARCHES
+        .iter()
+        .map(|a| {
+            measured
+                .iter()
+                .find(|r| r.arch == *a)
+                .cloned()
+                .unwrap_or_else(|| ArchRun {
+                    arch: a.to_string(),
+                    machine: None,
+                    report: None,
+                })
+        })
+        .collect();
+    out.extend(
+        measured
+            .into_iter()
+            .filter(|r| !ARCHES.contains(&r.arch.as_str())),
+    );
+    out
+}
+
+/// Renders one run (on `machine`) as Markdown, with rows saying "not measured" for the other
+/// architectures of [`ARCHES`] (see [`render_runs`]).
 pub fn render(report: &Report, machine: &Machine, date: &str, note: Option<&str>) -> String {
+    let runs = with_missing_arches(vec![ArchRun {
+        arch: machine.arch.clone(),
+        machine: Some(report.machine.clone().unwrap_or_else(|| machine.clone())),
+        report: Some(report.clone()),
+    }]);
+    render_runs(&runs, date, note)
+}
+
+const NOT_MEASURED: &str = "not measured";
+
+/// A table row: `| arch | cells... |`, or for an unmeasured run `| arch | first |` followed by
+/// "not measured" and dashes.
+fn row(o: &mut String, arch: &str, cells: &[String]) {
+    use std::fmt::Write as _;
+    let _ = write!(o, "| {arch} |");
+    for c in cells {
+        let _ = write!(o, " {c} |");
+    }
+    o.push('\n');
+}
+
+fn unmeasured_row(o: &mut String, arch: &str, first: &str, n_cells: usize) {
+    let mut cells = vec![first.to_string(), NOT_MEASURED.to_string()];
+    cells.resize(n_cells.max(2), "—".to_string());
+    row(o, arch, &cells);
+}
+
+/// Renders runs of several architectures as Markdown (the text that goes between the README
+/// markers): every table has an `arch` column; an architecture without a report gets rows
+/// saying "not measured", never a number. `date` is shown as is (see [`utc_datetime`]);
+/// `note` (e.g. "quiet machine") is appended to the header line.
+pub fn render_runs(runs: &[ArchRun], date: &str, note: Option<&str>) -> String {
     use std::fmt::Write as _;
     let mut o = String::new();
-    let version = report
-        .fixtures
-        .values()
-        .map(|f| f.mmkv_version.as_str())
-        .chain(report.memory.iter().map(|m| m.mmkv_version.as_str()))
+    let measured: Vec<&ArchRun> = runs.iter().filter(|r| r.report.is_some()).collect();
+    let stat = measured
+        .first()
+        .and_then(|r| r.report.as_ref())
+        .map_or(Stat::Median, |r| r.stat);
+    let version = measured
+        .iter()
+        .filter_map(|r| r.report.as_ref())
+        .flat_map(|r| {
+            r.fixtures
+                .values()
+                .map(|f| f.mmkv_version.clone())
+                .chain(r.memory.iter().map(|m| m.mmkv_version.clone()))
+        })
         .next()
-        .unwrap_or("(unknown)");
+        .unwrap_or_else(|| "(unknown)".into());
     let _ = write!(
         o,
-        "Measured {date} on {} ({} cores), official MMKV {version}, criterion {} per call",
-        machine.cpu,
-        machine.cores,
-        report.stat.key()
+        "Rendered {date}; official MMKV {version}, criterion {} per call",
+        stat.key()
     );
     if let Some(n) = note.filter(|n| !n.trim().is_empty()) {
         let _ = write!(o, "; {}", n.trim());
     }
-    o.push_str(".\nReproduce: `cargo bench`, then `cargo run --release -p benches --bin speedup-table`.\n\n");
+    o.push_str(".\n\n");
+    for r in runs {
+        match (&r.report, &r.machine) {
+            (Some(_), Some(m)) => {
+                let load = m.load.as_deref().map_or(String::new(), |l| {
+                    format!(", load average {l} when the reads were measured")
+                });
+                let _ = writeln!(o, "- {}: {} ({} cores){load}", r.arch, m.cpu, m.cores);
+            }
+            (Some(_), None) => {
+                let _ = writeln!(o, "- {}: machine not recorded", r.arch);
+            }
+            (None, _) => {
+                let _ = writeln!(o, "- {}: not measured yet", r.arch);
+            }
+        }
+    }
+    o.push_str("\nReproduce: `cargo bench`, then `cargo run --release -p benches --bin speedup-table`.\n\n");
 
-    let gets_desc = report
-        .fixtures
-        .get("gets")
+    let gets_desc = measured
+        .iter()
+        .filter_map(|r| r.report.as_ref()?.fixtures.get("gets"))
         .map(|f| {
             format!(
                 "{} keys, {}",
@@ -518,29 +706,65 @@ pub fn render(report: &Report, machine: &Machine, date: &str, note: Option<&str>
                 fmt_bytes(f.data_bytes as f64)
             )
         })
+        .next()
         .unwrap_or_else(|| "1,000 keys".into());
     let _ = writeln!(o, "**Reads** (store of {gets_desc}, written by the official library; the reader checks the meta file on every read):\n");
-    o.push_str("| op | official single (ns) | official multi (ns) | reader (ns) | floor (ns) | speedup vs single | speedup vs multi | reader / floor |\n");
-    o.push_str("|---|---:|---:|---:|---:|---:|---:|---:|\n");
-    for r in &report.gets {
-        let _ = writeln!(
-            o,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            r.label,
-            fmt_num(r.official_single),
-            fmt_num(r.official_multi),
-            fmt_num(r.reader),
-            fmt_num(r.floor),
-            fmt_factor(r.speedup_single()),
-            fmt_factor(r.speedup_multi()),
-            fmt_ratio(r.reader_over_floor()),
-        );
+    o.push_str("| arch | op | official single (ns) | official multi (ns) | reader (ns) | floor (ns) | speedup vs single | speedup vs multi | reader / floor |\n");
+    o.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    for run in runs {
+        match &run.report {
+            Some(rep) => {
+                for r in &rep.gets {
+                    row(
+                        &mut o,
+                        &run.arch,
+                        &[
+                            r.label.clone(),
+                            fmt_num(r.official_single),
+                            fmt_num(r.official_multi),
+                            fmt_num(r.reader),
+                            fmt_num(r.floor),
+                            fmt_factor(r.speedup_single()),
+                            fmt_factor(r.speedup_multi()),
+                            fmt_ratio(r.reader_over_floor()),
+                        ],
+                    );
+                }
+            }
+            None => {
+                for g in ids::GET_GROUPS {
+                    unmeasured_row(&mut o, &run.arch, g.label, 8);
+                }
+            }
+        }
     }
     o.push_str("\nReader rows: `store.get_i32(k)`, `store.get_string(k)`, `store.get_bytes(k)` (copies) and `store.view().get_bytes(k)` (zero-copy), each checking the meta file first. The official library has no zero-copy getter: its zero-copy row repeats its copying `getBytes`. Floor: a `HashMap` lookup with the reader's hasher and the same keys, returning the same owned or borrowed value.\n\n");
 
-    let open_desc = report
-        .fixtures
-        .get("open")
+    o.push_str("**Reader threads** (`store.get_i32(k)` on one `Store` from 1 and from 2 threads at once; ns per read on every thread):\n\n");
+    o.push_str("| arch | 1 thread (ns) | 2 threads (ns) | reads/s of 2 threads over 1 |\n|---|---:|---:|---:|\n");
+    for run in runs {
+        match &run.report {
+            Some(rep) => row(
+                &mut o,
+                &run.arch,
+                &[
+                    fmt_num(rep.threads.one),
+                    fmt_num(rep.threads.two),
+                    fmt_factor(rep.threads.scaling()),
+                ],
+            ),
+            None => row(
+                &mut o,
+                &run.arch,
+                &[NOT_MEASURED.into(), "—".into(), "—".into()],
+            ),
+        }
+    }
+    o.push('\n');
+
+    let open_desc = measured
+        .iter()
+        .filter_map(|r| r.report.as_ref()?.fixtures.get("open"))
         .map(|f| {
             format!(
                 "{} keys, {}",
@@ -548,91 +772,138 @@ pub fn render(report: &Report, machine: &Machine, date: &str, note: Option<&str>
                 fmt_bytes(f.data_bytes as f64)
             )
         })
+        .next()
         .unwrap_or_else(|| "100,000 keys".into());
     let _ = writeln!(
         o,
         "**Open + parse** (store of {open_desc}, file in the page cache):\n"
     );
-    o.push_str("| op | official (ms) | reader (ms) | speedup |\n|---|---:|---:|---:|\n");
-    let _ = writeln!(
-        o,
-        "| open + first access | {} | {} | {} |\n",
-        fmt_ms(report.open.official),
-        fmt_ms(report.open.reader),
-        fmt_factor(report.open.speedup()),
-    );
+    o.push_str("| arch | op | official (ms) | reader (ms) | speedup |\n|---|---|---:|---:|---:|\n");
+    for run in runs {
+        match &run.report {
+            Some(rep) => row(
+                &mut o,
+                &run.arch,
+                &[
+                    "open + first access".into(),
+                    fmt_ms(rep.open.official),
+                    fmt_ms(rep.open.reader),
+                    fmt_factor(rep.open.speedup()),
+                ],
+            ),
+            None => unmeasured_row(&mut o, &run.arch, "open + first access", 4),
+        }
+    }
+    o.push('\n');
 
-    o.push_str(
-        "**Reload** (reader, partial reload after the official writer appends k bytes):\n\n",
-    );
-    o.push_str("| store |");
+    o.push_str("**Scaling** (stores of 100-byte values written by the official library: `Store::open` + first access, the heap the open store keeps, and the partial reload after the official writer appends one value of k bytes):\n\n");
+    o.push_str("| arch | keys | data | open (ms) | reader heap | heap / data |");
     for (a, _) in ids::RELOAD_APPENDS {
         let _ = write!(
             o,
-            " k = {} (µs) |",
+            " reload k = {} (µs) |",
             a.to_uppercase().replace("KB", " KB").replace("MB", " MB")
         );
     }
-    o.push('\n');
-    o.push_str("|---|");
+    o.push_str("\n|---|---:|---:|---:|---:|---:|");
     for _ in ids::RELOAD_APPENDS {
         o.push_str("---:|");
     }
     o.push('\n');
-    for r in &report.reloads {
-        let _ = write!(
-            o,
-            "| {} keys × {} B |",
-            group_thousands(r.store.keys as u64),
-            r.store.value_len
-        );
-        for v in &r.by_append {
-            let _ = write!(o, " {} |", fmt_us(*v));
+    for run in runs {
+        match &run.report {
+            Some(rep) => {
+                for r in &rep.scaling {
+                    let mut cells = vec![
+                        group_thousands(r.store.keys as u64),
+                        r.size
+                            .as_ref()
+                            .map_or_else(|| "—".into(), |z| fmt_bytes(z.data_bytes as f64)),
+                        fmt_ms(r.open),
+                        r.size
+                            .as_ref()
+                            .map_or_else(|| "—".into(), |z| fmt_bytes(z.reader_heap_bytes as f64)),
+                        fmt_ratio(r.size.as_ref().and_then(ScaleStore::heap_ratio)),
+                    ];
+                    cells.extend(r.by_append.iter().map(|v| fmt_us(*v)));
+                    row(&mut o, &run.arch, &cells);
+                }
+            }
+            None => {
+                for st in ids::SCALE_STORES {
+                    unmeasured_row(
+                        &mut o,
+                        &run.arch,
+                        &group_thousands(st.keys as u64),
+                        5 + ids::RELOAD_APPENDS.len(),
+                    );
+                }
+            }
         }
-        o.push('\n');
     }
     o.push('\n');
 
-    if let Some(m) = &report.memory {
-        o.push_str("**Memory** (reader snapshot of the open + parse store):\n\n");
-        o.push_str("| actual data | reader heap | heap / data | peak heap during open | RSS growth, reader open | RSS growth, official open |\n");
-        o.push_str("|---:|---:|---:|---:|---:|---:|\n");
-        let _ = writeln!(
-            o,
-            "| {} | {} | {} | {} | {} | {} |\n",
-            fmt_bytes(m.data_bytes as f64),
-            fmt_bytes(m.reader_heap_bytes as f64),
-            fmt_ratio(m.heap_ratio()),
-            fmt_bytes(m.reader_peak_heap_bytes as f64),
-            fmt_bytes(m.reader_rss_delta_bytes as f64),
-            m.official_rss_delta_bytes
-                .map_or_else(|| "—".into(), |b| fmt_bytes(b as f64)),
-        );
+    o.push_str("**Memory** (reader snapshot of the open + parse store):\n\n");
+    o.push_str("| arch | actual data | reader heap | heap / data | peak heap during open | RSS growth, reader open | RSS growth, official open |\n");
+    o.push_str("|---|---:|---:|---:|---:|---:|---:|\n");
+    for run in runs {
+        match run.report.as_ref().and_then(|r| r.memory.as_ref()) {
+            Some(m) => row(
+                &mut o,
+                &run.arch,
+                &[
+                    fmt_bytes(m.data_bytes as f64),
+                    fmt_bytes(m.reader_heap_bytes as f64),
+                    fmt_ratio(m.heap_ratio()),
+                    fmt_bytes(m.reader_peak_heap_bytes as f64),
+                    fmt_bytes(m.reader_rss_delta_bytes as f64),
+                    m.official_rss_delta_bytes
+                        .map_or_else(|| "—".into(), |b| fmt_bytes(b as f64)),
+                ],
+            ),
+            None => unmeasured_row(&mut o, &run.arch, "—", 6),
+        }
     }
+    o.push('\n');
 
-    o.push_str("**Targets:**\n\n| target | measured | bound | met |\n|---|---:|---:|:---:|\n");
-    for t in report.targets() {
-        let measured = match t.unit {
-            "×" => fmt_factor(t.value),
-            _ => fmt_ratio(t.value),
-        };
-        let bound = format!(
-            "{} {}{}",
-            if t.at_least { "≥" } else { "≤" },
-            t.bound,
-            t.unit
-        );
-        let met = match t.met() {
-            Some(true) => "yes",
-            Some(false) => "**no**",
-            None => "—",
-        };
-        let _ = writeln!(o, "| {} | {measured} | {bound} | {met} |", t.name);
+    o.push_str("**Targets** (computed from this run):\n\n| arch | target | measured | bound | met |\n|---|---|---:|---:|:---:|\n");
+    let blank = Report::empty(stat);
+    for run in runs {
+        let rep = run.report.as_ref().unwrap_or(&blank);
+        for t in rep.targets() {
+            let measured = match (&run.report, t.unit) {
+                (None, _) => NOT_MEASURED.to_string(),
+                (Some(_), "×") => fmt_factor(t.value),
+                (Some(_), _) => fmt_ratio(t.value),
+            };
+            let bound = format!(
+                "{} {}{}",
+                if t.at_least { "≥" } else { "≤" },
+                t.bound,
+                t.unit
+            );
+            let met = match t.met() {
+                Some(true) => "yes",
+                Some(false) => "**no**",
+                None => "—",
+            };
+            row(
+                &mut o,
+                &run.arch,
+                &[t.name.clone(), measured, bound, met.to_string()],
+            );
+        }
     }
-    let notes: Vec<String> = report
-        .fixtures
+    let notes: Vec<String> = measured
         .iter()
-        .flat_map(|(bench, f)| f.notes.iter().map(move |n| format!("- {bench}: {n}")))
+        .filter_map(|r| Some((r.arch.as_str(), r.report.as_ref()?)))
+        .flat_map(|(arch, rep)| {
+            rep.fixtures.iter().flat_map(move |(bench, f)| {
+                f.notes
+                    .iter()
+                    .map(move |n| format!("- {arch} {bench}: {n}"))
+            })
+        })
         .collect();
     if !notes.is_empty() {
         o.push_str("\nNotes:\n\n");
@@ -738,20 +1009,45 @@ mod tests {
 
     #[test]
     fn machine_from_cpuinfo() {
+        let here = arch_name(std::env::consts::ARCH).to_string();
         let t = "processor\t: 0\nmodel name\t: Test CPU 3000\nprocessor\t: 1\nmodel name\t: Test CPU 3000\n";
         assert_eq!(
             Machine::from_cpuinfo(t, 7),
             Machine {
                 cpu: "Test CPU 3000".into(),
-                cores: 2
+                cores: 2,
+                arch: here.clone(),
+                load: None,
             }
         );
         assert_eq!(
             Machine::from_cpuinfo("", 7),
             Machine {
                 cpu: "unknown CPU".into(),
-                cores: 7
+                cores: 7,
+                arch: here.clone(),
+                load: None,
             }
         );
+        // arm64 cpuinfo has no model name, only the part number
+        let arm = "processor\t: 0\nCPU part\t: 0xd0c\n";
+        assert_eq!(Machine::from_cpuinfo(arm, 1).cpu, "CPU part 0xd0c");
+        assert_eq!(arch_name("x86_64"), "amd64");
+        assert_eq!(arch_name("aarch64"), "arm64");
+        assert_eq!(arch_name("riscv64"), "riscv64");
+    }
+
+    #[test]
+    fn missing_arches_are_added_in_order() {
+        let run = |a: &str| ArchRun {
+            arch: a.into(),
+            machine: None,
+            report: Some(Report::empty(Stat::Median)),
+        };
+        let runs = with_missing_arches(vec![run("arm64"), run("riscv64")]);
+        let arches: Vec<&str> = runs.iter().map(|r| r.arch.as_str()).collect();
+        assert_eq!(arches, ["amd64", "arm64", "riscv64"]);
+        assert!(runs[0].report.is_none());
+        assert!(runs[1].report.is_some());
     }
 }
