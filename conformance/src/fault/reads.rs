@@ -135,6 +135,7 @@ pub fn read_payload(p: &[u8], ty: ValueType) -> Option<Value> {
         ValueType::String => Value::String(d::as_str(p)?.to_string()),
         ValueType::Bytes => Value::Bytes(d::as_bytes(p)?.to_vec()),
         ValueType::Strings => Value::Strings(d::as_string_vec(p)?),
+        ValueType::VecBool => Value::VecBool(d::as_vec_bool(p)?),
         ValueType::VecI32 => Value::VecI32(d::as_vec_i32(p)?),
         ValueType::VecU32 => Value::VecU32(d::as_vec_u32(p)?),
         ValueType::VecI64 => Value::VecI64(d::as_vec_i64(p)?),
