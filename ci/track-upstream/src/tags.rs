@@ -137,36 +137,6 @@ mod tests {
     }
 
     #[test]
-    fn strict_tags_only() {
-        assert_eq!(
-            Tag::parse("v2.4.2"),
-            Some(Tag {
-                major: 2,
-                minor: 4,
-                patch: 2
-            })
-        );
-        for bad in [
-            "2.4.2",
-            "v2.4",
-            "v2.4.2.1",
-            "v2.4.2-beta",
-            "v2.x.1",
-            "v",
-            "",
-            "v2..1",
-            "v+1.2.3",
-        ] {
-            assert_eq!(Tag::parse(bad), None, "{bad}");
-        }
-        assert!(t("v1.2.10") > t("v1.2.9"));
-        assert!(t("v2.0.0") > t("v1.3.17"));
-        assert_eq!(t("v1.2.10").to_string(), "v1.2.10");
-        assert_eq!(t("v2.0.0").core_override_var(), "MMKV_CORE_V2_0_0");
-        assert!("nope".parse::<Tag>().is_err());
-    }
-
-    #[test]
     fn ls_remote_lines() {
         assert_eq!(
             parse_tag_line("0123456789abcdef0123456789abcdef01234567\trefs/tags/v2.4.2^{}"),

@@ -2,30 +2,14 @@
 //! `cargo run --release --no-default-features --features tools,official --bin diff-replay -- FILE_OR_DIR...`.
 //! Exit status 1 when an input disagrees.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use mmkv_reader_fuzz::differential::DiffHarness;
-
-fn files(p: &Path, out: &mut Vec<PathBuf>) {
-    if p.is_dir() {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(p)
-            .expect("read dir")
-            .flatten()
-            .map(|e| e.path())
-            .collect();
-        v.sort();
-        for f in v {
-            files(&f, out);
-        }
-    } else {
-        out.push(p.to_path_buf());
-    }
-}
 
 fn main() {
     let mut inputs = Vec::new();
     for a in std::env::args().skip(1) {
-        files(Path::new(&a), &mut inputs);
+        mmkv_reader_fuzz::input_files(Path::new(&a), &mut inputs);
     }
     let mut h = DiffHarness::new();
     let mut bad = 0;

@@ -1,33 +1,17 @@
 //! Runs fuzz inputs through a target's harness without libFuzzer (reproducing findings and
 //! timing): `cargo run --release --no-default-features --features tools --bin replay -- TARGET FILE_OR_DIR...`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use mmkv_reader_fuzz::harness::{check_decrypt, check_meta, check_region, ReloadHarness};
-
-fn files(p: &Path, out: &mut Vec<PathBuf>) {
-    if p.is_dir() {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(p)
-            .expect("read dir")
-            .flatten()
-            .map(|e| e.path())
-            .collect();
-        v.sort();
-        for f in v {
-            files(&f, out);
-        }
-    } else {
-        out.push(p.to_path_buf());
-    }
-}
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let target = args.next().expect("usage: replay TARGET FILE_OR_DIR...");
     let mut inputs = Vec::new();
     for a in args {
-        files(Path::new(&a), &mut inputs);
+        mmkv_reader_fuzz::input_files(Path::new(&a), &mut inputs);
     }
     let harness = (target == "reload").then(|| ReloadHarness::new(&ReloadHarness::default_dir()));
     let run = |data: &[u8]| match target.as_str() {
