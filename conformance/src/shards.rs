@@ -175,6 +175,7 @@ pub fn merge_files(paths: &[impl AsRef<Path>]) -> crate::Result<Report> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::RowCounts;
 
     fn row(tag: &str, source: Source, cells: &[(StoreKind, Cell)]) -> Row {
         Row {
@@ -184,7 +185,13 @@ mod tests {
                 .iter()
                 .map(|(k, c)| (k.id().to_string(), *c))
                 .collect(),
-            ran: Default::default(),
+            // a live row ran a workload, a golden one checked a corpus store (a report
+            // that ran nothing does not pass)
+            ran: RowCounts {
+                workloads: u64::from(source == Source::Live),
+                corpus_stores: u64::from(source == Source::Golden),
+                ..RowCounts::default()
+            },
             failures: Vec::new(),
             notes: Vec::new(),
             unbuilt: None,
