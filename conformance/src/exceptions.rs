@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use crate::kind::parse_tag;
+use crate::kind::{parse_tag, ModeKind, StoreKind};
 
 /// A class of difference the comparison can see.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -71,6 +71,15 @@ impl Scope {
             encrypted,
             multi_process,
         })
+    }
+
+    /// The scope of a store of `kind` written by `tag` (`None` when the tag does not parse).
+    pub fn of_kind(tag: &str, kind: StoreKind) -> Option<Scope> {
+        Scope::new(
+            tag,
+            kind.crypt_key().is_some(),
+            kind.mode() == ModeKind::Multi,
+        )
     }
 }
 

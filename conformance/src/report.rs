@@ -548,10 +548,11 @@ fn golden_ok(golden: Option<&(bool, Vec<String>)>, failures: &mut Vec<String>) -
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn row(tag: &str, source: Source, cells: &[(StoreKind, Cell)]) -> Row {
+    /// A row with the given cells that ran a few workloads (shared by the shards tests).
+    pub(crate) fn row(tag: &str, source: Source, cells: &[(StoreKind, Cell)]) -> Row {
         Row {
             tag: tag.to_string(),
             source,

@@ -175,28 +175,7 @@ pub fn merge_files(paths: &[impl AsRef<Path>]) -> crate::Result<Report> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::RowCounts;
-
-    fn row(tag: &str, source: Source, cells: &[(StoreKind, Cell)]) -> Row {
-        Row {
-            tag: tag.to_string(),
-            source,
-            kinds: cells
-                .iter()
-                .map(|(k, c)| (k.id().to_string(), *c))
-                .collect(),
-            // a live row ran a workload, a golden one checked a corpus store (a report
-            // that ran nothing does not pass)
-            ran: RowCounts {
-                workloads: u64::from(source == Source::Live),
-                corpus_stores: u64::from(source == Source::Golden),
-                ..RowCounts::default()
-            },
-            failures: Vec::new(),
-            notes: Vec::new(),
-            unbuilt: None,
-        }
-    }
+    use crate::report::tests::row;
 
     #[test]
     fn unbuilt_rows_are_marked_counted_and_fail_only_when_strict() {

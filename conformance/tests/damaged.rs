@@ -14,7 +14,6 @@ use std::sync::Arc;
 
 use conformance::compare::{capture_reader, compare_with_official};
 use conformance::exceptions::Scope;
-use conformance::kind::ModeKind;
 use conformance::official::OfficialLib;
 use conformance::real::read_snapshot;
 use conformance::sys::{built_versions, SysLib};
@@ -149,12 +148,7 @@ fn check(
         Ok(snap) => {
             let view = SnapView(snap);
             let reads = capture_reader(&view, &[], &getters);
-            let scope = Scope::new(
-                lib.tag(),
-                kind.crypt_key().is_some(),
-                kind.mode() == ModeKind::Multi,
-            )
-            .unwrap();
+            let scope = Scope::of_kind(lib.tag(), kind).unwrap();
             let mismatches =
                 compare_with_official(official.as_mut(), &features, &scope, &reads, &getters)
                     .unwrap();

@@ -11,6 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
+use conformance::exceptions::Scope;
 use conformance::fault::official::{read_official, OfficialOutcome};
 use conformance::fault::suite::{classify, read_dump, read_reader, ReaderFn, ReaderPath};
 use conformance::fault::verdict::Verdict;
@@ -103,6 +104,9 @@ impl DiffHarness {
         let (mode, meta, data) = decode_reload_input(input);
         let kind = kind_of(mode);
         let features = conformance::official::OfficialLib::features(&self.lib);
+        let tag = self.tag();
+        let scope = Scope::of_kind(&tag, kind)
+            .unwrap_or_else(|| panic!("{tag}: not a vMAJOR.MINOR.PATCH tag"));
         self.n += 1;
         let state = self.dir.join("state");
         write_pair(&state, meta, data);
@@ -131,7 +135,7 @@ impl DiffHarness {
         for (s, o) in strategies.iter().zip(&outcomes) {
             for (path, f) in paths {
                 let r = f(&state, kind, &features, *s);
-                let v = classify(f, &features, &state, kind, *s, o, &r, &self.dir)
+                let v = classify(f, &features, &scope, &state, kind, *s, o, &r, &self.dir)
                     .unwrap_or_else(|e| Verdict::Disagree(format!("harness error: {e}")));
                 verdicts.push((*s, path, v));
             }

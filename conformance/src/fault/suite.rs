@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use mmkv_sys::ErrorStrategy;
 
 use crate::error::{Error, Result};
+use crate::exceptions::Scope;
 use crate::fault::damage::Damage;
 use crate::fault::official::{
     run_with_timeout, spawn_reads, strategy_name, OfficialOutcome, CHILD_TIMEOUT,
@@ -298,6 +299,7 @@ pub fn read_dump(
 pub fn classify(
     reader_fn: ReaderFn,
     features: &Features,
+    scope: &Scope,
     dir: &Path,
     kind: StoreKind,
     strategy: ErrorStrategy,
@@ -305,7 +307,7 @@ pub fn classify(
     reader: &ReaderOutcome,
     scratch: &Path,
 ) -> Result<Verdict> {
-    let v = judge(features, official, reader);
+    let v = judge(scope, official, reader);
     if !matches!(v, Verdict::Disagree(_)) {
         return Ok(v);
     }
@@ -315,7 +317,7 @@ pub fn classify(
     copy_store(dir, &filled)?;
     zero_fill_like_official(&filled, STORE_ID)?;
     let zr = reader_fn(&filled, kind, features, strategy);
-    if ok(&judge(features, official, &zr)) {
+    if ok(&judge(scope, official, &zr)) {
         return Ok(Verdict::Exception(Exception::ZeroFill));
     }
     if let Ok(r) = reader {
@@ -323,7 +325,7 @@ pub fn classify(
         if !empty.is_empty() {
             let mut without = r.clone();
             without.keys.retain(|k, _| !empty.contains(k));
-            if ok(&judge(features, official, &Ok(without))) {
+            if ok(&judge(scope, official, &Ok(without))) {
                 return Ok(Verdict::Exception(Exception::EmptyPayloadKey));
             }
         }
@@ -465,6 +467,8 @@ pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> R
                 Damage::choose(&mut rng, data_len, region)
             };
             let index = summary.records.len();
+            let scope = Scope::of_kind(&tag, kind)
+                .ok_or_else(|| Error::Other(format!("{tag}: not a vMAJOR.MINOR.PATCH tag")))?;
             let sdir = work.path().join(format!("state-{index}"));
             copy_store(&base, &sdir)?;
             damage.apply(&sdir, STORE_ID)?;
@@ -495,7 +499,7 @@ pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> R
             for (s, o) in strategies.iter().zip(&outcomes) {
                 for (path, f) in paths {
                     let r = f(&sdir, kind, &features, *s);
-                    let v = classify(f, &features, &sdir, kind, *s, o, &r, work.path())?;
+                    let v = classify(f, &features, &scope, &sdir, kind, *s, o, &r, work.path())?;
                     verdicts.push((*s, path, v));
                 }
             }

@@ -5,9 +5,9 @@
 use std::fmt;
 
 use crate::compare::agrees;
+use crate::exceptions::Scope;
 use crate::fault::official::OfficialOutcome;
 use crate::fault::reads::Reads;
-use crate::kind::Features;
 use crate::value::show;
 
 /// A known difference between the official library and the reader on damaged files, with
@@ -97,28 +97,8 @@ impl fmt::Display for Verdict {
     }
 }
 
-/// The exceptions-table scope of a fault-suite comparison. The suite's reads are plain
-/// getters on a reopened store, so the only table rows that can apply are the has-value era
-/// ones (before v1.2.13); the version is placed on the right side of that boundary.
-fn scope_of(features: &Features) -> crate::exceptions::Scope {
-    crate::exceptions::Scope {
-        version: if features.has_value_flag {
-            (1, 2, 13)
-        } else {
-            (1, 2, 12)
-        },
-        encrypted: false,
-        multi_process: false,
-    }
-}
-
 /// The differences between two read sets, at most `max` lines (empty when they agree).
-pub fn diff_reads(
-    features: &Features,
-    official: &Reads,
-    reader: &Reads,
-    max: usize,
-) -> Vec<String> {
+pub fn diff_reads(scope: &Scope, official: &Reads, reader: &Reads, max: usize) -> Vec<String> {
     let mut out = Vec::new();
     let lossy = |k: &[u8]| String::from_utf8_lossy(k).into_owned();
     for k in official
@@ -143,7 +123,7 @@ pub fn diff_reads(
             let ri = reader.getters.iter().position(|t| t == ty);
             let rv = ri.and_then(|i| r.get(i)).cloned().flatten();
             let ov = o.get(i).cloned().flatten();
-            if !agrees(&scope_of(features), *ty, &ov, &rv) {
+            if !agrees(scope, *ty, &ov, &rv) {
                 out.push(format!(
                     "key {:?} get {ty}: official {} | reader {}",
                     lossy(k),
@@ -162,7 +142,7 @@ pub type ReaderOutcome = std::result::Result<Reads, String>;
 
 /// Judges one state without exceptions: agree, refused = discarded, upstream, or a
 /// difference (returned as `Disagree` for the caller to try the exceptions on).
-pub fn judge(features: &Features, official: &OfficialOutcome, reader: &ReaderOutcome) -> Verdict {
+pub fn judge(scope: &Scope, official: &OfficialOutcome, reader: &ReaderOutcome) -> Verdict {
     match (official, reader) {
         (OfficialOutcome::Crashed(s), _) => Verdict::Upstream(format!("official crashed: {s}")),
         (OfficialOutcome::Hung, _) => Verdict::Upstream("official hung".into()),
@@ -178,7 +158,7 @@ pub fn judge(features: &Features, official: &OfficialOutcome, reader: &ReaderOut
             }
         }
         (OfficialOutcome::Read(o), Ok(r)) => {
-            let d = diff_reads(features, o, r, 6);
+            let d = diff_reads(scope, o, r, 6);
             if d.is_empty() {
                 Verdict::Agree
             } else {
@@ -210,7 +190,7 @@ mod tests {
 
     #[test]
     fn judge_separates_agreement_refusal_and_difference() {
-        let f = Features::from_tag("v2.0.0").unwrap();
+        let f = Scope::new("v2.0.0", false, false).unwrap();
         let a = reads(&[("a", 1), ("b", 2)]);
         let off = OfficialOutcome::Read(a.clone());
         assert_eq!(judge(&f, &off, &Ok(a.clone())), Verdict::Agree);
