@@ -111,18 +111,7 @@ fn open(c: &mut Criterion) {
     });
     g.bench_function(ids::OPEN_READER, |b| {
         let path = common::data_path(d, ID);
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                let t = Instant::now();
-                let s = Store::open(&path, Options::new()).expect("reader open");
-                let n = s.len();
-                total += t.elapsed();
-                assert_eq!(black_box(n) as u64, keys);
-                drop(s);
-            }
-            total
-        })
+        b.iter_custom(|iters| common::time_reader_open(&path, keys, iters))
     });
     g.finish();
 }

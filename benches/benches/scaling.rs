@@ -11,7 +11,6 @@
 mod common;
 
 use std::cell::Cell;
-use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use benches::ids::{self, ReloadStore};
@@ -61,18 +60,7 @@ fn scaling(c: &mut Criterion) {
             .warm_up_time(Duration::from_millis(300))
             .measurement_time(Duration::from_secs(1));
         g.bench_function(name, |b| {
-            b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    let t = Instant::now();
-                    let s = Store::open(&path, Options::new()).expect("reader open");
-                    let n = s.len();
-                    total += t.elapsed();
-                    assert_eq!(black_box(n), keys);
-                    drop(s);
-                }
-                total
-            })
+            b.iter_custom(|iters| common::time_reader_open(&path, keys as u64, iters))
         });
         g.finish();
 

@@ -74,6 +74,21 @@ pub fn write_bytes_store(
     names
 }
 
+/// Total time of `iters` `Store::open` + first access (`len`) of the store at `path`, which
+/// must hold `keys` keys (the close is not timed): the body of the reader's open benches.
+pub fn time_reader_open(path: &Path, keys: u64, iters: u64) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let t = std::time::Instant::now();
+        let s = mmkv_reader::Store::open(path, mmkv_reader::Options::new()).expect("reader open");
+        let n = s.len();
+        total += t.elapsed();
+        assert_eq!(std::hint::black_box(n) as u64, keys);
+        drop(s);
+    }
+    total
+}
+
 /// The reader's view of a store's actual data size, in bytes.
 pub fn data_size(path: &Path) -> u64 {
     let s = mmkv_reader::Store::open(path, mmkv_reader::Options::new())
