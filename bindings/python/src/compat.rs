@@ -17,19 +17,27 @@ use crate::convert::{key_str, KeyArg};
 use crate::errors::inspect_err;
 use crate::records::{collapse, decode_payload, parse_hints, reset_walk, LiveEntry};
 
-/// Opens a store the way the drop-in does: with the key when one is given; a plaintext store
-/// read with a key is read without it (the old module ignores a key for a plaintext store).
+/// The drop-in's read options: the key when one is given, and the region located as
+/// `mmkv dump --recover` locates it (the official `OnErrorRecover`): like the old module, a CRC
+/// mismatch or a damaged `.crc` never hides the records. Both the fast path and [`open`] use it.
+fn drop_in_opts(key: Option<Vec<u8>>, aes256: bool) -> CryptOpts {
+    CryptOpts {
+        aes256: aes256 && key.is_some(),
+        key,
+        recover: true,
+    }
+}
+
+/// Opens a store the way the drop-in does ([`drop_in_opts`]); a plaintext store read with a
+/// key is read without it (the old module ignores a key for a plaintext store).
 fn open(path: &Path, key: Option<KeyArg>, aes256: bool) -> PyResult<Analysis> {
     let key = key.map(|k| k.0).filter(|k| !k.is_empty());
-    let crypt = CryptOpts {
-        key: key.clone(),
-        aes256: aes256 && key.is_some(),
-    };
+    let crypt = drop_in_opts(key, aes256);
     let now = now_secs();
     match Analysis::open(path, &crypt, now) {
         Ok(a) => Ok(a),
         Err(e @ InspectError::WrongKey { .. }) => {
-            Analysis::open(path, &CryptOpts::default(), now).map_err(|_| inspect_err(&e, true))
+            Analysis::open(path, &drop_in_opts(None, false), now).map_err(|_| inspect_err(&e, true))
         }
         Err(e) => Err(inspect_err(&e, crypt.key.is_some())),
     }
@@ -48,8 +56,9 @@ struct Fast {
 
 impl Fast {
     fn open(path: &Path, key: Option<&KeyArg>, aes256: bool, recover: bool) -> Option<Fast> {
-        let key = key.map(|k| k.0.as_slice()).filter(|k| !k.is_empty());
-        let raw = mmkv_reader::raw::read_raw(path, key, aes256 && key.is_some()).ok()?;
+        let key = key.map(|k| k.0.clone()).filter(|k| !k.is_empty());
+        let opts = drop_in_opts(key, aes256).raw_options();
+        let raw = mmkv_reader::raw::read_store(path, &opts).ok()?;
         if raw.region.is_empty() {
             return (!recover).then_some(Fast {
                 raw,

@@ -167,6 +167,7 @@ impl Store {
         let crypt = CryptOpts {
             key: key.clone(),
             aes256,
+            recover,
         };
         let mut opts = Options::new().aes256(aes256);
         if let Some(k) = &key {
