@@ -1,17 +1,29 @@
-//! Read-only file access: open without following into special files, positional reads into
-//! owned memory, and the shared `flock` on the meta file.
+//! Read-only file access, the only place the reader touches the operating system: open without
+//! following into special files, positional reads into owned memory, the shared lock on the meta
+//! file, and the read-only mapping of the meta file ([`MetaMap`]). Portable (Unix and Windows);
+//! the only `unsafe` of the file I/O lives here (the mapping, its volatile reads, and the huge-page
+//! advice on Linux).
 //!
 //! The data file is never memory-mapped: the official writer truncates it on `trim()` and
 //! `clearAll()`, which would turn accesses to a mapping into SIGBUS. Every read here is a
-//! `pread` into a `Vec` that the reader owns.
+//! positional read (`pread` on Unix, `ReadFile` at an offset on Windows) into a `Vec` that the
+//! reader owns.
+//!
+//! The lock is std's [`File::try_lock_shared`]: `flock(LOCK_SH | LOCK_NB)` on Linux and the
+//! BSDs/macOS (what the official library takes on the same file), `LockFileEx` shared and
+//! fail-immediately over the whole file on Windows (the official Windows library locks byte 0 of
+//! the meta file with `LockFileEx`, which that range covers).
 
 use std::fs::File;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 
-use rustix::fs::{flock, FlockOperation};
+use memmap2::Mmap;
 
 use crate::error::{Error, Result};
+use crate::meta::{OFF_ACTUAL_SIZE, OFF_CRC, OFF_SEQUENCE};
+
+#[cfg(not(any(unix, windows)))]
+compile_error!("mmkv-reader reads files on Unix and Windows only (positional reads, file locks)");
 
 /// Which file of a store a path is (to pick the "missing" error).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,8 +33,9 @@ pub(crate) enum Which {
 }
 
 /// Opens `path` read-only. A missing file is [`Error::MetaMissing`] / [`Error::DataMissing`],
-/// anything but a regular file is [`Error::NotAFile`]. `O_NONBLOCK` keeps a FIFO from
-/// blocking the open; it has no effect on regular files.
+/// anything but a regular file is [`Error::NotAFile`]. On Unix `O_NONBLOCK` keeps a FIFO from
+/// blocking the open; it has no effect on regular files. On Windows the file is shared for
+/// reading, writing and deletion (std's default), so a writer is never kept out.
 pub(crate) fn open_regular(path: &Path, which: Which) -> Result<File> {
     let missing = |p: &Path| match which {
         Which::Meta => Error::MetaMissing {
@@ -32,26 +45,31 @@ pub(crate) fn open_regular(path: &Path, which: Which) -> Result<File> {
             path: p.to_path_buf(),
         },
     };
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-        .open(path)
-        .map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                missing(path)
-            } else if e.raw_os_error() == Some(rustix::io::Errno::ISDIR.raw_os_error()) {
-                Error::NotAFile {
-                    path: path.to_path_buf(),
-                }
-            } else {
-                Error::io(path, &e)
-            }
-        })?;
+    let not_a_file = || Error::NotAFile {
+        path: path.to_path_buf(),
+    };
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    }
+    let file = opts.open(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            missing(path)
+        } else if e.kind() == std::io::ErrorKind::IsADirectory
+            // Windows refuses to open a directory as a file (access denied).
+            || std::fs::metadata(path).is_ok_and(|m| !m.is_file())
+        {
+            not_a_file()
+        } else {
+            Error::io(path, &e)
+        }
+    })?;
     let md = file.metadata().map_err(|e| Error::io(path, &e))?;
     if !md.is_file() {
-        return Err(Error::NotAFile {
-            path: path.to_path_buf(),
-        });
+        return Err(not_a_file());
     }
     Ok(file)
 }
@@ -72,6 +90,20 @@ pub(crate) fn bytes_read_on_thread() -> u64 {
     BYTES_READ.with(|c| c.get())
 }
 
+/// One positional read: up to `buf.len()` bytes at `offset`, the file position untouched on Unix
+/// (`pread`); on Windows `ReadFile` at that offset (it moves the position, which no reader
+/// here uses). `Ok(0)` at or past the end of the file.
+fn read_some_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_at(file, buf, offset)
+    }
+    #[cfg(windows)]
+    {
+        std::os::windows::fs::FileExt::seek_read(file, buf, offset)
+    }
+}
+
 /// Reads exactly `len` bytes at `offset` into a new buffer. A short read (the file shrank)
 /// is [`Error::Truncated`]. Callers bound `len` by the file length first, so a corrupt size
 /// field never causes a huge allocation.
@@ -80,7 +112,7 @@ pub(crate) fn read_at(file: &File, path: &Path, offset: u64, len: usize) -> Resu
     advise_huge_pages(&mut buf);
     let mut done = 0usize;
     while done < len {
-        match file.read_at(&mut buf[done..], offset + done as u64) {
+        match read_some_at(file, &mut buf[done..], offset + done as u64) {
             Ok(0) => {
                 return Err(Error::Truncated {
                     expected: offset + len as u64,
@@ -136,7 +168,7 @@ pub(crate) fn read_prefix(file: &File, path: &Path, max: usize) -> Result<Vec<u8
     let mut buf = vec![0u8; max];
     let mut done = 0usize;
     while done < max {
-        match file.read_at(&mut buf[done..], done as u64) {
+        match read_some_at(file, &mut buf[done..], done as u64) {
             Ok(0) => break,
             Ok(n) => done += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -147,12 +179,12 @@ pub(crate) fn read_prefix(file: &File, path: &Path, max: usize) -> Result<Vec<u8
     Ok(buf)
 }
 
-/// A shared `flock` held on the meta file, released on drop.
+/// A shared lock held on the meta file, released on drop.
 pub(crate) struct SharedLock<'a> {
     file: &'a File,
 }
 
-/// How long to keep retrying a shared `flock` that a writer's exclusive lock blocks: the
+/// How long to keep retrying a shared lock that a writer's exclusive lock blocks: the
 /// default of [`crate::Options::lock_timeout`].
 pub(crate) const DEFAULT_LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(100);
 
@@ -170,10 +202,14 @@ impl<'a> SharedLock<'a> {
         let start = std::time::Instant::now();
         let mut wait = std::time::Duration::from_millis(1);
         loop {
-            match flock(file, FlockOperation::NonBlockingLockShared) {
+            match file.try_lock_shared() {
                 Ok(()) => return Ok(Some(SharedLock { file })),
-                Err(rustix::io::Errno::INTR) => continue,
-                Err(rustix::io::Errno::WOULDBLOCK) => {
+                Err(std::fs::TryLockError::Error(e))
+                    if e.kind() == std::io::ErrorKind::Interrupted =>
+                {
+                    continue
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
                     let spent = start.elapsed();
                     if spent >= timeout {
                         return Ok(None);
@@ -181,7 +217,7 @@ impl<'a> SharedLock<'a> {
                     std::thread::sleep(wait.min(timeout - spent));
                     wait = (wait * 2).min(std::time::Duration::from_millis(16));
                 }
-                Err(e) => return Err(Error::io(path, &std::io::Error::from(e))),
+                Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(path, &e)),
             }
         }
     }
@@ -189,7 +225,75 @@ impl<'a> SharedLock<'a> {
 
 impl Drop for SharedLock<'_> {
     fn drop(&mut self) {
-        let _ = flock(self.file, FlockOperation::Unlock);
+        let _ = self.file.unlock();
+    }
+}
+
+/// Meta bytes a [`MetaMap`] always holds: through the actual size (the check-on-read triple).
+pub(crate) const MAPPED_META_MIN: usize = OFF_ACTUAL_SIZE + 4;
+
+// The mapped triple is read as aligned u32s (see `MetaMap::triple`).
+const _: () = assert!((OFF_CRC | OFF_ACTUAL_SIZE | OFF_SEQUENCE) & 3 == 0);
+const _: () = assert!(OFF_CRC + 4 <= MAPPED_META_MIN && OFF_SEQUENCE + 4 <= MAPPED_META_MIN);
+
+/// The meta file mapped read-only, for the syscall-free check-on-read. At least
+/// [`MAPPED_META_MIN`] bytes long.
+///
+/// The official writer never shrinks the meta file (it is created at one page and only
+/// rewritten in place). If a foreign process truncates it while it is mapped, the next read of
+/// the mapping gets `SIGBUS` on Unix; Windows refuses to truncate a mapped file.
+pub(crate) struct MetaMap {
+    map: Mmap,
+}
+
+impl MetaMap {
+    /// Maps `file` (the meta file at `path`); shorter than [`MAPPED_META_MIN`] is
+    /// [`Error::MetaTooShort`] (`needed` the meta structure's size).
+    pub(crate) fn new(file: &File, path: &Path) -> Result<MetaMap> {
+        let len = file_len(file, path)?;
+        if len < MAPPED_META_MIN as u64 {
+            return Err(Error::MetaTooShort {
+                len: len as usize,
+                needed: crate::meta::META_SIZE,
+            });
+        }
+        // SAFETY: the mapping is read-only and only read through the volatile copies below,
+        // never handed out as a slice; its length was checked above. See the type's docs for
+        // a foreign truncation.
+        let map = unsafe { Mmap::map(file) }.map_err(|e| Error::io(path, &e))?;
+        if map.len() < MAPPED_META_MIN {
+            return Err(Error::MetaTooShort {
+                len: map.len(),
+                needed: crate::meta::META_SIZE,
+            });
+        }
+        Ok(MetaMap { map })
+    }
+
+    /// Copies the first `max` bytes (fewer if the mapping is shorter), byte by byte with
+    /// volatile reads: the mapping is shared with writer processes, so a copy is what gets
+    /// parsed (a concurrent writer cannot tear the parse itself).
+    pub(crate) fn copy_prefix(&self, max: usize) -> Vec<u8> {
+        let n = self.map.len().min(max);
+        let p = self.map.as_ptr();
+        (0..n)
+            // SAFETY: i < n <= the mapping's length.
+            .map(|i| unsafe { std::ptr::read_volatile(p.add(i)) })
+            .collect()
+    }
+
+    /// The check-on-read triple (CRC, actual size, sequence) as three aligned volatile `u32`
+    /// loads.
+    #[inline]
+    pub(crate) fn triple(&self) -> (u32, u32, u32) {
+        let p = self.map.as_ptr();
+        // SAFETY: `new` checked the mapping holds at least MAPPED_META_MIN bytes and each
+        // offset + 4 is within that (asserted above); a mapping starts on a page boundary and
+        // the offsets are multiples of 4, so each read is an aligned u32 (one load, not four
+        // byte loads); volatile because other processes write the file.
+        let rd =
+            |o: usize| unsafe { u32::from_le(std::ptr::read_volatile(p.add(o).cast::<u32>())) };
+        (rd(OFF_CRC), rd(OFF_ACTUAL_SIZE), rd(OFF_SEQUENCE))
     }
 }
 

@@ -6,14 +6,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
-use memmap2::Mmap;
 use thread_local::ThreadLocal;
 
 use crate::clock::{Clock, SystemClock};
 use crate::cryptkey::CryptKey;
 use crate::crypto::CfbDecryptor;
 use crate::error::{Error, Result};
-use crate::fsio::{meta_path, open_regular, DataFile, Which, DEFAULT_LOCK_TIMEOUT};
+use crate::fsio::{
+    meta_path, open_regular, DataFile, MetaMap, Which, DEFAULT_LOCK_TIMEOUT, MAPPED_META_MIN,
+};
 use crate::load::{actual_size, consistent, fits, read_header, ReadSync, RegionSource, HEADER};
 use crate::local::{Pinned, Slot};
 use crate::locate::{Rules, Strategy};
@@ -155,7 +156,7 @@ struct ReloadState {
 /// Limitation: the meta file (`PATH.crc`) IS kept memory-mapped for the syscall-free check.
 /// The official library never shrinks it (it is rewritten in place), but if a foreign process
 /// truncates it (to 0 bytes) while a `Store` is open, the next read of that store gets
-/// `SIGBUS`.
+/// `SIGBUS` (on Windows the truncation itself fails while the file is mapped).
 pub struct Store {
     data_path: PathBuf,
     meta_path: PathBuf,
@@ -164,7 +165,7 @@ pub struct Store {
     lock_timeout: std::time::Duration,
     clock: Arc<dyn Clock>,
     meta_file: File,
-    meta_map: Mmap,
+    meta_map: MetaMap,
     current: ArcSwap<SnapshotData>,
     /// Each reading thread's cached snapshot (the check-on-read fast path, see `crate::local`).
     local: ThreadLocal<Slot>,
@@ -190,9 +191,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-// The mapped triple is read as aligned u32s (see `Store::mapped_triple`).
-const _: () = assert!((OFF_CRC | OFF_ACTUAL_SIZE | OFF_SEQUENCE) & 3 == 0);
-
 /// The check-on-read triple from meta bytes (missing bytes read as 0).
 pub(crate) fn triple_of(b: &[u8]) -> Triple {
     let rd = |o: usize| {
@@ -204,7 +202,7 @@ pub(crate) fn triple_of(b: &[u8]) -> Triple {
 }
 
 /// Meta bytes a `Store` needs mapped (through the actual size, for the check-on-read).
-const MIN_META_LEN: usize = OFF_ACTUAL_SIZE + 4;
+const MIN_META_LEN: usize = MAPPED_META_MIN;
 
 /// The meta as a [`Store`] parses it: at least [`MIN_META_LEN`] bytes, then the version's
 /// length ([`MetaInfo::parse`]); stricter than the official zero-filling
@@ -255,17 +253,7 @@ impl Store {
         let data_path = path.as_ref().to_path_buf();
         let meta_path = meta_path(&data_path);
         let meta_file = open_regular(&meta_path, Which::Meta)?;
-        let mlen = crate::fsio::file_len(&meta_file, &meta_path)?;
-        if mlen < MIN_META_LEN as u64 {
-            return Err(Error::MetaTooShort {
-                len: mlen as usize,
-                needed: META_SIZE,
-            });
-        }
-        // SAFETY: the mapping is read-only and only read through volatile/bounded copies;
-        // the official writer never shrinks the meta file (it is created at one page and only
-        // rewritten in place).
-        let meta_map = unsafe { Mmap::map(&meta_file) }.map_err(|e| Error::io(&meta_path, &e))?;
+        let meta_map = MetaMap::new(&meta_file, &meta_path)?;
         let Options {
             crypt_key,
             aes256,
@@ -316,26 +304,12 @@ impl Store {
     /// Reads the meta bytes from the mapping (a copy, so a concurrent writer cannot tear
     /// the parse itself; the shared lock makes it consistent).
     fn meta_bytes(&self) -> Vec<u8> {
-        let n = self.meta_map.len().min(META_SIZE);
-        let mut v = vec![0u8; n];
-        // Volatile byte copies: the mapping is shared with writer processes.
-        for (i, b) in v.iter_mut().enumerate() {
-            // SAFETY: i < n <= mapping length.
-            *b = unsafe { std::ptr::read_volatile(self.meta_map.as_ptr().add(i)) };
-        }
-        v
+        self.meta_map.copy_prefix(META_SIZE)
     }
 
     #[inline]
     fn mapped_triple(&self) -> Triple {
-        let p = self.meta_map.as_ptr();
-        // SAFETY: open() checked the mapping holds at least OFF_ACTUAL_SIZE + 4 bytes; a
-        // mapping starts on a page boundary and the offsets are multiples of 4, so each read
-        // is an aligned u32 (one load, not four byte loads); volatile because other processes
-        // write the file.
-        let rd =
-            |o: usize| unsafe { u32::from_le(std::ptr::read_volatile(p.add(o).cast::<u32>())) };
-        (rd(OFF_CRC), rd(OFF_ACTUAL_SIZE), rd(OFF_SEQUENCE))
+        self.meta_map.triple()
     }
 
     /// Check-on-read: the snapshot to read, reloading first if the meta changed. Fast path:
