@@ -355,6 +355,64 @@ mod tests {
         ));
     }
 
+    /// The shared lock: taken at once when free, shared with other readers, refused after the
+    /// timeout (with backoff, not at once) while another handle holds it exclusively, taken
+    /// again once that handle lets go. Another handle of the same process conflicts like
+    /// another process (`flock` locks belong to the open file, `LockFileEx` locks to the
+    /// handle), so this runs on every platform.
+    #[test]
+    fn shared_lock_backs_off_and_yields_to_an_exclusive_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.crc");
+        std::fs::write(&p, [0u8; 64]).unwrap();
+        let f = File::open(&p).unwrap();
+        let other_reader = File::open(&p).unwrap();
+        other_reader.lock_shared().unwrap();
+        let timeout = std::time::Duration::from_millis(40);
+        let lock = SharedLock::try_acquire(&f, &p, timeout).unwrap();
+        assert!(lock.is_some(), "a reader's shared lock must not block");
+        drop(lock);
+        other_reader.unlock().unwrap();
+
+        let writer = File::open(&p).unwrap();
+        writer.lock().unwrap();
+        let t = std::time::Instant::now();
+        assert!(SharedLock::try_acquire(&f, &p, timeout).unwrap().is_none());
+        let spent = t.elapsed();
+        assert!(spent >= timeout, "gave up after {spent:?}");
+        assert!(spent < std::time::Duration::from_secs(5), "{spent:?}");
+        // The reader released nothing it did not hold: the writer still has the file.
+        assert!(matches!(
+            f.try_lock_shared(),
+            Err(std::fs::TryLockError::WouldBlock)
+        ));
+        writer.unlock().unwrap();
+        let lock = SharedLock::try_acquire(&f, &p, timeout).unwrap();
+        assert!(lock.is_some());
+        // Held: an exclusive attempt from elsewhere fails until it is dropped.
+        assert!(matches!(
+            writer.try_lock(),
+            Err(std::fs::TryLockError::WouldBlock)
+        ));
+        drop(lock);
+        writer.try_lock().unwrap();
+    }
+
+    /// A directory is [`Error::NotAFile`] on every platform (Unix opens it and then refuses it;
+    /// Windows refuses the open).
+    #[test]
+    fn directories_are_not_files() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            open_regular(dir.path(), Which::Data),
+            Err(Error::NotAFile { .. })
+        ));
+        assert!(matches!(
+            open_regular(&dir.path().join("missing"), Which::Meta),
+            Err(Error::MetaMissing { .. })
+        ));
+    }
+
     /// The advice never changes memory contents, whatever the buffer's alignment.
     #[test]
     fn advice_keeps_contents() {

@@ -387,6 +387,7 @@ fn directory_or_special_file_instead_of_store() {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn unreadable_permissions() {
     use std::os::unix::fs::PermissionsExt;

@@ -2,6 +2,12 @@
 //! exclusive `flock` on the meta file it swaps the whole store between two versions
 //! (shrinking and regrowing the data file) and appends records. Every snapshot a reader sees
 //! must be exactly one of the states written, reads never fail, and no reload fails.
+//!
+//! Unix only: the writer here takes `flock` through rustix and writes the meta file through
+//! another handle; on Windows byte-range locks are mandatory, so such a write fails under the
+//! lock (the official Windows writer writes its meta through a mapping). `fsio`'s unit tests check the lock's
+//! backoff on every platform.
+#![cfg(unix)]
 
 mod common;
 

@@ -1,6 +1,12 @@
 //! A writer holding an exclusive `flock` on the meta file (what official v2.2.0 and v2.2.1 do
 //! for as long as a store is open single-process) never makes the reader wait forever: open,
 //! reads and reloads complete, read optimistically and counted in `ReloadStats::unlocked`.
+//!
+//! Unix only: the writer here holds the lock with util-linux `flock` and writes the meta file
+//! through another handle; on Windows byte-range locks are mandatory, so such a write fails under
+//! the lock (the official Windows writer writes its meta through a mapping). `fsio`'s unit tests check the lock's
+//! backoff on every platform.
+#![cfg(unix)]
 
 mod common;
 

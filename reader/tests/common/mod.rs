@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::fs::OpenOptions;
-use std::os::unix::fs::FileExt;
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use mmkv_reader::varint::write_varint;
@@ -60,8 +60,9 @@ pub fn vi(v: u64) -> Vec<u8> {
 
 /// Writes `bytes` at `offset` of an existing file without truncating it.
 pub fn write_in_place(path: &Path, offset: u64, bytes: &[u8]) {
-    let f = OpenOptions::new().write(true).open(path).unwrap();
-    f.write_all_at(bytes, offset).unwrap();
+    let mut f = OpenOptions::new().write(true).open(path).unwrap();
+    f.seek(SeekFrom::Start(offset)).unwrap();
+    f.write_all(bytes).unwrap();
 }
 
 pub fn read_u32(path: &Path, off: usize) -> u32 {
