@@ -4,9 +4,11 @@
 //! detected by parsing (never by a non-zero IV), expiry suffixes removed, expired keys left out
 //! of `read_dict`.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use mmkv_inspect::analysis::{Analysis, CryptOpts};
+use mmkv_inspect::infer::Decoding;
 use mmkv_inspect::util::now_secs;
 use mmkv_inspect::Error as InspectError;
 use mmkv_reader::records::{records, split_expire};
@@ -15,7 +17,7 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyTuple};
 
 use crate::convert::{key_str, KeyArg};
 use crate::errors::inspect_err;
-use crate::records::{collapse, decode_payload, parse_hints, reset_walk, LiveEntry};
+use crate::records::{decode_payload, parse_hints, reset_walk};
 
 /// The drop-in's read options: the key when one is given, and the region located as
 /// `mmkv dump --recover` locates it (the official `OnErrorRecover`): like the old module, a CRC
@@ -43,15 +45,14 @@ fn open(path: &Path, key: Option<KeyArg>, aes256: bool) -> PyResult<Analysis> {
     }
 }
 
-/// The fast path of `read_entries`/`read_dict`: the region read and parsed in place, without
-/// the per-record statuses and copies of an [`Analysis`]. `None` whenever the result could differ
-/// from the analysis or an error is due (the region does not parse to its end, holds no record
-/// although it is larger than its holder, or `recover` applies to a reset store): the caller then
-/// takes the [`open`] path, which reports the typed error.
+/// The fast path of `read_entries`/`read_dict`: the region read and walked in place, without
+/// the per-record statuses and copies of an [`Analysis`]. The caller builds its result during the
+/// walk and throws it away when [`Fast::walk`] reports the walk incomplete (the region does not
+/// parse to its end, or holds no record although it is larger than its holder): it then takes
+/// the [`open`] path, which reports the typed error. `open` is `None` when `recover` applies to a
+/// reset store (slow path too).
 struct Fast {
     raw: mmkv_reader::raw::RawStore,
-    /// `(key, stored value)` spans of `raw.region`, in file order.
-    spans: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
 }
 
 impl Fast {
@@ -59,57 +60,30 @@ impl Fast {
         let key = key.map(|k| k.0.clone()).filter(|k| !k.is_empty());
         let opts = drop_in_opts(key, aes256).raw_options();
         let raw = mmkv_reader::raw::read_store(path, &opts).ok()?;
-        if raw.region.is_empty() {
-            return (!recover).then_some(Fast {
-                raw,
-                spans: Vec::new(),
-            });
-        }
-        let base = raw.region.as_ptr() as usize;
-        let mut spans = Vec::new();
-        let mut it = records(&raw.region);
-        for r in it.by_ref() {
-            let r = r.ok()?;
-            let k = r.key.as_ptr() as usize - base;
-            let v = r.value.as_ptr() as usize - base;
-            spans.push((k..k + r.key.len(), v..v + r.value.len()));
-        }
-        if it.position() != raw.region.len() || spans.is_empty() {
-            return None;
-        }
-        Some(Fast { raw, spans })
+        (!(recover && raw.region.is_empty())).then_some(Fast { raw })
     }
 
-    /// `(key, payload, expire time)` of every record in file order (payload without the suffix).
-    fn records(&self) -> impl Iterator<Item = (&[u8], &[u8], u32)> + '_ {
+    /// Calls `each(key, payload, expire time)` for every record in file order (the payload
+    /// without the expire suffix). `Ok(false)`: the walk was incomplete, discard what `each` built.
+    fn walk(&self, mut each: impl FnMut(&[u8], &[u8], u32) -> PyResult<()>) -> PyResult<bool> {
+        let region = &self.raw.region;
+        if region.is_empty() {
+            return Ok(true);
+        }
         let key_expire = self.raw.meta.key_expire();
-        self.spans.iter().map(move |(k, v)| {
-            let value = &self.raw.region[v.clone()];
-            let (p, t) = if key_expire && !value.is_empty() {
-                split_expire(value).unwrap_or((value, 0))
+        let mut it = records(region);
+        let mut any = false;
+        for r in it.by_ref() {
+            let Ok(r) = r else { return Ok(false) };
+            let (p, t) = if key_expire && !r.value.is_empty() {
+                split_expire(r.value).unwrap_or((r.value, 0))
             } else {
-                (value, 0)
+                (r.value, 0)
             };
-            (&self.raw.region[k.clone()], p, t)
-        })
-    }
-
-    /// The live entries (last write wins, empty values delete, expired left out), in the file
-    /// order of their last write (no sort: a dict's order carries no meaning here).
-    fn live(&self, now: u32) -> Vec<(&[u8], &[u8])> {
-        let recs: Vec<(&[u8], &[u8], u32)> = self.records().collect();
-        let mut last: std::collections::HashMap<&[u8], usize> =
-            std::collections::HashMap::with_capacity(recs.len());
-        for (i, (k, _, _)) in recs.iter().enumerate() {
-            last.insert(k, i);
+            each(r.key, p, t)?;
+            any = true;
         }
-        recs.iter()
-            .enumerate()
-            .filter(|(i, (k, p, t))| {
-                last.get(k) == Some(i) && !p.is_empty() && (*t == 0 || *t > now)
-            })
-            .map(|(_, (k, p, _))| (*k, *p))
-            .collect()
+        Ok(any && it.position() == region.len())
     }
 }
 
@@ -121,39 +95,51 @@ fn reset_records(a: &Analysis, recover: bool) -> Option<Vec<(Vec<u8>, Vec<u8>)>>
     reset_walk(&a.raw.file)
 }
 
-/// Every `(key, value)` entry in file order, deletion markers (`b""`) included.
-fn entries(a: &Analysis, recover: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
+/// Every `(key, payload, expire time)` record in file order, deletion markers (`b""`) included
+/// (payloads without the expire suffix; expire time 0: never).
+fn entries(a: &Analysis, recover: bool) -> Vec<(Vec<u8>, Vec<u8>, u32)> {
     if let Some(recs) = reset_records(a, recover) {
         let key_expire = a.raw.meta.key_expire();
         return recs
             .into_iter()
-            .map(|(k, v)| {
-                let p = if key_expire && !v.is_empty() {
-                    split_expire(&v).map_or(v.clone(), |(p, _)| p.to_vec())
-                } else {
-                    v
-                };
-                (k, p)
+            .map(|(k, v)| match split_expire(&v) {
+                Some((p, t)) if key_expire && !v.is_empty() => (k, p.to_vec(), t),
+                _ => (k, v, 0),
             })
             .collect();
     }
     a.records
         .iter()
-        .map(|r| (r.key.clone(), r.payload.clone()))
+        .map(|r| (r.key.clone(), r.payload.clone(), r.expire_at.unwrap_or(0)))
         .collect()
 }
 
-/// The live entries (last write wins, removed and expired keys left out), in file order.
-fn live(a: &Analysis, recover: bool) -> Vec<LiveEntry> {
-    if let Some(recs) = reset_records(a, recover) {
-        return collapse(&recs, a.raw.meta.key_expire(), a.now);
+/// The `read_dict` fold over records in file order, both paths: last write wins through the
+/// dict itself, as in the old module (a record sets its key; a removal or an expired record takes
+/// it out; the dict keeps first-insertion order).
+struct DictFold<'py, 'a> {
+    dict: Bound<'py, PyDict>,
+    hints: &'a HashMap<Vec<u8>, Decoding>,
+    now: u32,
+}
+
+impl DictFold<'_, '_> {
+    fn add(&self, key: &[u8], payload: &[u8], expire_at: u32) -> PyResult<()> {
+        let py = self.dict.py();
+        let k = key_str(py, key)?;
+        if payload.is_empty() || (expire_at != 0 && expire_at <= self.now) {
+            if self.dict.contains(&k)? {
+                self.dict.del_item(&k)?;
+            }
+            return Ok(());
+        }
+        let hint = if self.hints.is_empty() {
+            None
+        } else {
+            self.hints.get(key).copied()
+        };
+        self.dict.set_item(k, decode_payload(py, payload, hint)?)
     }
-    // File order of the last writes, as the fast path gives them.
-    let mut recs = a.live();
-    recs.sort_by_key(|r| r.index);
-    recs.into_iter()
-        .map(|r| (r.key.clone(), r.payload.clone(), r.expire_at.unwrap_or(0)))
-        .collect()
 }
 
 /// `read_entries(path, key=None, aes256=False, recover=False)`: every `(key, value)` record in
@@ -167,18 +153,21 @@ pub fn read_entries<'py>(
     aes256: bool,
     recover: bool,
 ) -> PyResult<Bound<'py, PyList>> {
-    let list = PyList::empty(py);
     if let Some(f) = Fast::open(&path, key.as_ref(), aes256, recover) {
-        for (k, p, _) in f.records() {
+        let list = PyList::empty(py);
+        let complete = f.walk(|k, p, _| {
             list.append(PyTuple::new(
                 py,
                 [key_str(py, k)?.into_any(), PyBytes::new(py, p).into_any()],
-            )?)?;
+            )?)
+        })?;
+        if complete {
+            return Ok(list);
         }
-        return Ok(list);
     }
+    let list = PyList::empty(py);
     let a = open(&path, key, aes256)?;
-    for (k, v) in entries(&a, recover) {
+    for (k, v, _) in entries(&a, recover) {
         list.append(PyTuple::new(
             py,
             [key_str(py, &k)?.into_any(), PyBytes::new(py, &v).into_any()],
@@ -200,20 +189,26 @@ pub fn read_dict<'py>(
     type_hints: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let hints = parse_hints(type_hints)?;
-    let dict = PyDict::new(py);
     if let Some(f) = Fast::open(&path, key.as_ref(), aes256, recover) {
-        for (k, p) in f.live(now_secs()) {
-            let v = decode_payload(py, p, hints.get(k).copied())?;
-            dict.set_item(key_str(py, k)?, v)?;
+        let fold = DictFold {
+            dict: PyDict::new(py),
+            hints: &hints,
+            now: now_secs(),
+        };
+        if f.walk(|k, p, t| fold.add(k, p, t))? {
+            return Ok(fold.dict);
         }
-        return Ok(dict);
     }
     let a = open(&path, key, aes256)?;
-    for (k, p, _) in live(&a, recover) {
-        let v = decode_payload(py, &p, hints.get(&k).copied())?;
-        dict.set_item(key_str(py, &k)?, v)?;
+    let fold = DictFold {
+        dict: PyDict::new(py),
+        hints: &hints,
+        now: a.now,
+    };
+    for (k, p, t) in entries(&a, recover) {
+        fold.add(&k, &p, t)?;
     }
-    Ok(dict)
+    Ok(fold.dict)
 }
 
 /// `carve_slack(path, key=None, aes256=False)`: `(offset, key, value, live_key)` for each record

@@ -6,9 +6,8 @@ use std::path::Path;
 
 use mmkv_inspect::analysis::{Analysis, CryptOpts, RecordInfo};
 use mmkv_inspect::infer::{decode_as, guesses, Decoding, Guess, Val, ValueType};
-use mmkv_reader::decode::as_bytes_vec;
 use mmkv_reader::records::{records, split_expire};
-use mmkv_reader::varint::{read_varint32, read_varint64};
+use mmkv_reader::varint::{len_prefixed_prefix, varint32_prefix_len, varint64_prefix};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
@@ -117,37 +116,76 @@ pub fn most_likely(payload: &[u8]) -> Option<Val> {
     Some(gs.swap_remove(pick).value)
 }
 
+/// The two shapes most values have, as [`most_likely_fast`] recognises them (borrowing the
+/// payload, so nothing is allocated before the Python object is built).
+#[derive(Debug, PartialEq)]
+pub enum Quick<'a> {
+    /// One varint, read as a signed 64-bit integer.
+    Int(i64),
+    /// Length-delimited printable UTF-8 text.
+    Text(&'a str),
+}
+
+/// Printable text as [`most_likely`] ranks it first: no control characters but tab, CR, LF.
+/// ASCII is checked bytewise; other text char by char.
+fn printable(text: &str) -> bool {
+    let ascii_ok = |b: u8| (b >= 0x20 && b != 0x7f) || matches!(b, b'\n' | b'\r' | b'\t');
+    if text.is_ascii() {
+        return text.bytes().all(ascii_ok);
+    }
+    text.chars()
+        .all(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t'))
+}
+
+/// The payload is a non-empty string vector (`as_bytes_vec` without building the list or an
+/// error): after the leading total length, length-delimited items to the end.
+fn is_bytes_vec(payload: &[u8]) -> bool {
+    let Some((_, mut pos)) = varint32_prefix_len(payload) else {
+        return false;
+    };
+    if pos >= payload.len() {
+        return false;
+    }
+    while let Some(rest) = payload.get(pos..).filter(|r| !r.is_empty()) {
+        match len_prefixed_prefix(rest) {
+            // Past the run: its offset in `rest` (after the length varint) plus its length.
+            Some(run) => pos += run.as_ptr() as usize - rest.as_ptr() as usize + run.len(),
+            None => return false,
+        }
+    }
+    true
+}
+
+/// The payload is exactly one varint (what `read_varint64` reads to its end): 1 to 10 bytes,
+/// every one but the last with its continuation bit.
+fn is_one_varint(payload: &[u8]) -> bool {
+    match payload.split_last() {
+        Some((&last, init)) => {
+            payload.len() <= 10 && last < 0x80 && init.iter().all(|&b| b >= 0x80)
+        }
+        None => false,
+    }
+}
+
 /// [`most_likely`] for the two shapes most values have, without building every guess: one
 /// varint that is not 4 or 8 bytes long (an integer: no float, text or vector reading exists for
 /// it), and length-delimited printable UTF-8 text that is no string vector (a `string`, rank 90,
 /// which no other kept guess beats). `None`: not one of these, ask [`most_likely`].
 /// `tests/test_compat.py` checks that both agree on every record of the corpus.
-pub fn most_likely_fast(payload: &[u8]) -> Option<Val> {
-    if !matches!(payload.len(), 4 | 8) {
-        let mut pos = 0;
-        if let Ok(v) = read_varint64(payload, &mut pos) {
-            if pos == payload.len() {
-                return Some(Val::I64(v as i64));
-            }
-        }
+pub fn most_likely_fast(payload: &[u8]) -> Option<Quick<'_>> {
+    if !matches!(payload.len(), 4 | 8) && is_one_varint(payload) {
+        return varint64_prefix(payload).map(|v| Quick::Int(v as i64));
     }
-    let mut pos = 0;
-    let len = read_varint32(payload, &mut pos).ok()? as usize;
-    let body = payload.get(pos..)?;
-    if body.is_empty() || body.len() != len {
+    let (len, n) = varint32_prefix_len(payload)?;
+    let body = &payload[n..];
+    if body.is_empty() || body.len() != len as usize {
         return None;
     }
     let text = std::str::from_utf8(body).ok()?;
-    if !text
-        .chars()
-        .all(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t'))
-    {
+    if !printable(text) || is_bytes_vec(payload) {
         return None;
     }
-    if as_bytes_vec(payload).is_some_and(|v| !v.is_empty()) {
-        return None;
-    }
-    Some(Val::Str(text.to_owned()))
+    Some(Quick::Text(text))
 }
 
 /// Decodes a payload as `ty`, or as its most likely decoding ([`most_likely`]) when `ty` is `None`.
@@ -158,7 +196,11 @@ pub fn decode_payload<'py>(
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let val = match ty {
         Some(t) => decode_as(t, payload),
-        None => most_likely_fast(payload).or_else(|| most_likely(payload)),
+        None => match most_likely_fast(payload) {
+            Some(Quick::Int(x)) => return Ok(Some(x.into_pyobject(py)?.into_any())),
+            Some(Quick::Text(s)) => return Ok(Some(PyString::new(py, s).into_any())),
+            None => most_likely(payload),
+        },
     };
     val.map(|v| val_to_py(py, &v)).transpose()
 }
