@@ -168,12 +168,15 @@ fn is_one_varint(payload: &[u8]) -> bool {
 }
 
 /// [`most_likely`] for the two shapes most values have, without building every guess: one
-/// varint that is not 4 or 8 bytes long (an integer: no float, text or vector reading exists for
-/// it), and length-delimited printable UTF-8 text that is no string vector (a `string`, rank 90,
-/// which no other kept guess beats). `None`: not one of these, ask [`most_likely`].
-/// `tests/test_compat.py` checks that both agree on every record of the corpus.
+/// varint (an integer, rank 80), and length-delimited printable UTF-8 text that is no string
+/// vector (a `string`, rank 90, which no other kept guess beats). `None`: not one of these, ask
+/// [`most_likely`]. A one-varint payload of 4 or 8 bytes also reads as a float, but never as a
+/// "round" one (rank 84/85): its first byte has the continuation bit, so bit 7 of the float's
+/// mantissa is set, and "round" wants at least 10 (f32) or 20 (f64) trailing zero bits; nor as
+/// text (its length varint would be the whole payload). `tests/test_compat.py` checks that both
+/// agree on every record of the corpus.
 pub fn most_likely_fast(payload: &[u8]) -> Option<Quick<'_>> {
-    if !matches!(payload.len(), 4 | 8) && is_one_varint(payload) {
+    if is_one_varint(payload) {
         return varint64_prefix(payload).map(|v| Quick::Int(v as i64));
     }
     let (len, n) = varint32_prefix_len(payload)?;

@@ -198,4 +198,14 @@ def test_fast_decoding_agrees_with_the_full_guess():
             seen += 1
     for payload in (b"\x00", b"\x01", b"\xff" * 9 + b"\x01", b"\x05hello", b"\x03\x02ab", b"\x08" + b"x" * 7):
         assert repr(compat.decode_value(payload)) == repr(_native._most_likely_slow(payload))
+    # One varint of 4 or 8 bytes (also a float reading, never a "round" one), including the
+    # non-canonical zeros (also an empty string reading): the integer wins in both decodings.
+    four_eight = [b"\x80\x80\x80\x00", b"\x80" * 7 + b"\x00", b"\xff\xff\xff\x7f", b"\xff" * 7 + b"\x7f"]
+    for v in range(1 << 21, 1 << 28, 104729):
+        four_eight.append(varint(v))
+    for v in range(1 << 49, 1 << 56, (1 << 49) // 37 + 1):
+        four_eight.append(varint(v))
+    for payload in four_eight:
+        assert len(payload) in (4, 8)
+        assert repr(compat.decode_value(payload)) == repr(_native._most_likely_slow(payload)), payload
     assert seen > 30000
