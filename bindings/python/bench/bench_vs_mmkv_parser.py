@@ -13,12 +13,16 @@ Two measurements, each the best of `--repeat` runs (files in the page cache):
 2. one store of 100,000 keys written by this script (half integers, half 40-60-byte strings):
    `read_dict`.
 Both sides do the same work: open the files, parse, decrypt where needed, decode every live value
-into a dict. Prints the times and the ratios (old / new).
+into a dict. Prints wall-clock and CPU times (`time.process_time`: on a loaded machine the wall
+clock of the longer run also counts the time other processes held the CPU) and both ratios
+(old / new), the load average before and after, and a floor for the large store: `marshal.loads`
+of the same dict (the cost of creating its Python objects alone, no file or parsing).
 """
 
 import argparse
 import importlib.util
 import json
+import marshal
 import os
 import pathlib
 import struct
@@ -87,12 +91,27 @@ def corpus_jobs(corpus):
 
 
 def best(fn, repeat):
-    times = []
+    """(best wall-clock seconds, best CPU seconds) over `repeat` runs."""
+    wall, cpu = [], []
     for _ in range(repeat):
+        c = time.process_time()
         t = time.perf_counter()
         fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    return min(wall), min(cpu)
+
+
+def report(title, new, old, target=""):
+    print(title)
+    print(f"  {'':30s} {'wall':>9s} {'cpu':>9s}")
+    print(f"  {'mmkv_reader.compat.read_dict':30s} {new[0] * 1e3:7.1f}ms {new[1] * 1e3:7.1f}ms")
+    print(f"  {'mmkv_parser.read_dict':30s} {old[0] * 1e3:7.1f}ms {old[1] * 1e3:7.1f}ms")
+    print(f"  {'ratio':30s} {old[0] / new[0]:8.1f}x {old[1] / new[1]:8.1f}x{target}")
+
+
+def load():
+    return " ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
 
 
 def main():
@@ -106,6 +125,7 @@ def main():
         sys.exit("pass --mmkv-parser PATH (or set MMKV_PARSER_PATH): see the docstring")
     old = load_old(args.mmkv_parser)
 
+    print(f"load average before: {load()}")
     jobs = corpus_jobs(pathlib.Path(args.corpus))
     both = []
     for job in jobs:
@@ -116,10 +136,7 @@ def main():
             pass
     t_new = best(lambda: [compat.read_dict(p, key=k, aes256=a) for p, k, a in both], args.repeat)
     t_old = best(lambda: [old.read_dict(p, key=k, aes256=a) for p, k, a in both], args.repeat)
-    print(f"corpus: {len(both)} of {len(jobs)} stores (the rest the old parser refuses)")
-    print(f"  mmkv_reader.compat.read_dict  {t_new * 1e3:9.1f} ms")
-    print(f"  mmkv_parser.read_dict         {t_old * 1e3:9.1f} ms")
-    print(f"  ratio                         {t_old / t_new:9.1f}x")
+    report(f"corpus: {len(both)} of {len(jobs)} stores (the rest the old parser refuses)", t_new, t_old)
 
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "large")
@@ -128,11 +145,11 @@ def main():
         assert len(old.read_dict(path)) == args.keys
         t_new = best(lambda: compat.read_dict(path), args.repeat)
         t_old = best(lambda: old.read_dict(path), args.repeat)
-        print(f"large store: {args.keys:,} keys, {size / 2**20:.1f} MiB")
-        print(f"  mmkv_reader.compat.read_dict  {t_new * 1e3:9.1f} ms")
-        print(f"  mmkv_parser.read_dict         {t_old * 1e3:9.1f} ms")
-        print(f"  ratio                         {t_old / t_new:9.1f}x   (target >= 10x)")
-
+        report(f"large store: {args.keys:,} keys, {size / 2**20:.1f} MiB", t_new, t_old, "   (target >= 10x)")
+        blob = marshal.dumps(compat.read_dict(path))
+        floor = best(lambda: marshal.loads(blob), args.repeat)
+        print(f"  {'floor: marshal.loads of the dict':30s} {floor[0] * 1e3:7.1f}ms {floor[1] * 1e3:7.1f}ms")
+    print(f"load average after: {load()}")
 
 if __name__ == "__main__":
     main()

@@ -116,25 +116,16 @@ pub fn most_likely(payload: &[u8]) -> Option<Val> {
     Some(gs.swap_remove(pick).value)
 }
 
-/// The two shapes most values have, as [`most_likely_fast`] recognises them (borrowing the
+/// The shapes most values have, as [`most_likely_fast`] recognises them (borrowing the
 /// payload, so nothing is allocated before the Python object is built).
 #[derive(Debug, PartialEq)]
 pub enum Quick<'a> {
     /// One varint, read as a signed 64-bit integer.
     Int(i64),
-    /// Length-delimited printable UTF-8 text.
+    /// A length-delimited UTF-8 body.
     Text(&'a str),
-}
-
-/// Printable text as [`most_likely`] ranks it first: no control characters but tab, CR, LF.
-/// ASCII is checked bytewise; other text char by char.
-fn printable(text: &str) -> bool {
-    let ascii_ok = |b: u8| (b >= 0x20 && b != 0x7f) || matches!(b, b'\n' | b'\r' | b'\t');
-    if text.is_ascii() {
-        return text.bytes().all(ascii_ok);
-    }
-    text.chars()
-        .all(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t'))
+    /// A length-delimited body that is not UTF-8.
+    Bytes(&'a [u8]),
 }
 
 /// The payload is a non-empty string vector (`as_bytes_vec` without building the list or an
@@ -167,28 +158,31 @@ fn is_one_varint(payload: &[u8]) -> bool {
     }
 }
 
-/// [`most_likely`] for the two shapes most values have, without building every guess: one
-/// varint (an integer, rank 80), and length-delimited printable UTF-8 text that is no string
-/// vector (a `string`, rank 90, which no other kept guess beats). `None`: not one of these, ask
-/// [`most_likely`]. A one-varint payload of 4 or 8 bytes also reads as a float, but never as a
-/// "round" one (rank 84/85): its first byte has the continuation bit, so bit 7 of the float's
-/// mantissa is set, and "round" wants at least 10 (f32) or 20 (f64) trailing zero bits; nor as
-/// text (its length varint would be the whole payload). `tests/test_compat.py` checks that both
-/// agree on every record of the corpus.
+/// [`most_likely`] for the shapes most values have, without building every guess:
+/// - one varint: an integer (rank 80). A one-varint payload of 4 or 8 bytes also reads as a
+///   float, but never as a "round" one (rank 84/85): its first byte has the continuation bit, so
+///   bit 7 of the float's mantissa is set, and "round" wants at least 10 (f32) or 20 (f64)
+///   trailing zero bits; nor as text (its length varint would be the whole payload);
+/// - otherwise a length-delimited body that does not parse as a string vector: [`most_likely`]
+///   keeps only the `string` and `bytes` readings of it (no integer reading exists), and picks the
+///   string (rank 90 when printable; a weak 35 otherwise, which gives way to the plain reading,
+///   the string again) when the body is UTF-8, the bytes (the only reading) when it is not.
+///
+/// `None`: not one of these (floats, vectors, ...), ask [`most_likely`]. `tests/test_compat.py`
+/// checks that both agree on every record of the corpus.
 pub fn most_likely_fast(payload: &[u8]) -> Option<Quick<'_>> {
     if is_one_varint(payload) {
         return varint64_prefix(payload).map(|v| Quick::Int(v as i64));
     }
     let (len, n) = varint32_prefix_len(payload)?;
     let body = &payload[n..];
-    if body.is_empty() || body.len() != len as usize {
+    if body.is_empty() || body.len() != len as usize || is_bytes_vec(payload) {
         return None;
     }
-    let text = std::str::from_utf8(body).ok()?;
-    if !printable(text) || is_bytes_vec(payload) {
-        return None;
-    }
-    Some(Quick::Text(text))
+    Some(match std::str::from_utf8(body) {
+        Ok(text) => Quick::Text(text),
+        Err(_) => Quick::Bytes(body),
+    })
 }
 
 /// Decodes a payload as `ty`, or as its most likely decoding ([`most_likely`]) when `ty` is `None`.
@@ -202,6 +196,7 @@ pub fn decode_payload<'py>(
         None => match most_likely_fast(payload) {
             Some(Quick::Int(x)) => return Ok(Some(x.into_pyobject(py)?.into_any())),
             Some(Quick::Text(s)) => return Ok(Some(PyString::new(py, s).into_any())),
+            Some(Quick::Bytes(b)) => return Ok(Some(PyBytes::new(py, b).into_any())),
             None => most_likely(payload),
         },
     };
