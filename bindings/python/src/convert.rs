@@ -53,13 +53,11 @@ fn str_bytes(s: &Bound<'_, PyString>) -> PyResult<Vec<u8>> {
 
 /// A key as a Python `str` (UTF-8, `surrogateescape` for bytes that are not).
 pub fn key_str<'py>(py: Python<'py>, key: &[u8]) -> PyResult<Bound<'py, PyString>> {
-    match std::str::from_utf8(key) {
-        Ok(s) => Ok(PyString::new(py, s)),
-        Err(_) => {
-            let b = PyBytes::new(py, key);
-            PyString::from_encoded_object(&b, Some(UTF8), Some(SURROGATEESCAPE))
-        }
-    }
+    // Strict UTF-8 first (validated once, by CPython, while it builds the `str`).
+    PyString::from_bytes(py, key).or_else(|_| {
+        let b = PyBytes::new(py, key);
+        PyString::from_encoded_object(&b, Some(UTF8), Some(SURROGATEESCAPE))
+    })
 }
 
 /// A decoded value as a Python object: `bool`, `int`, `float`, `str`, `bytes` or `list`.

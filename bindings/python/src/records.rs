@@ -122,10 +122,8 @@ pub fn most_likely(payload: &[u8]) -> Option<Val> {
 pub enum Quick<'a> {
     /// One varint, read as a signed 64-bit integer.
     Int(i64),
-    /// A length-delimited UTF-8 body.
-    Text(&'a str),
-    /// A length-delimited body that is not UTF-8.
-    Bytes(&'a [u8]),
+    /// A length-delimited body: `str` when it is UTF-8, else `bytes`.
+    Body(&'a [u8]),
 }
 
 /// The payload is a non-empty string vector (`as_bytes_vec` without building the list or an
@@ -179,10 +177,7 @@ pub fn most_likely_fast(payload: &[u8]) -> Option<Quick<'_>> {
     if body.is_empty() || body.len() != len as usize || is_bytes_vec(payload) {
         return None;
     }
-    Some(match std::str::from_utf8(body) {
-        Ok(text) => Quick::Text(text),
-        Err(_) => Quick::Bytes(body),
-    })
+    Some(Quick::Body(body))
 }
 
 /// Decodes a payload as `ty`, or as its most likely decoding ([`most_likely`]) when `ty` is `None`.
@@ -195,8 +190,14 @@ pub fn decode_payload<'py>(
         Some(t) => decode_as(t, payload),
         None => match most_likely_fast(payload) {
             Some(Quick::Int(x)) => return Ok(Some(x.into_pyobject(py)?.into_any())),
-            Some(Quick::Text(s)) => return Ok(Some(PyString::new(py, s).into_any())),
-            Some(Quick::Bytes(b)) => return Ok(Some(PyBytes::new(py, b).into_any())),
+            // CPython validates the UTF-8 once, while it builds the `str` (both reject the same
+            // byte sequences: overlong forms, surrogates, beyond U+10FFFF).
+            Some(Quick::Body(b)) => {
+                return Ok(Some(match PyString::from_bytes(py, b) {
+                    Ok(s) => s.into_any(),
+                    Err(_) => PyBytes::new(py, b).into_any(),
+                }))
+            }
             None => most_likely(payload),
         },
     };
