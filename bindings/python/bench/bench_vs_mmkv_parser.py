@@ -84,7 +84,7 @@ def write_large_store(path, n):
 def corpus_jobs(corpus):
     jobs = []
     for tag in sorted(p for p in corpus.iterdir() if (p / "manifest.json").is_file()):
-        for s in json.loads((tag / "manifest.json").read_text())["stores"]:
+        for s in json.loads((tag / "manifest.json").read_text(encoding="utf-8"))["stores"]:
             key = bytes.fromhex(s["crypt_key_hex"]) if s["crypt_key_hex"] else None
             jobs.append((str(tag / s["id"]), key, s["aes256"]))
     return jobs

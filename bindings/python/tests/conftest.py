@@ -17,7 +17,7 @@ def corpus_tags():
 
 
 def manifest(tag_dir):
-    return json.loads((tag_dir / "manifest.json").read_text())
+    return json.loads((tag_dir / "manifest.json").read_text(encoding="utf-8"))
 
 
 def corpus_stores():

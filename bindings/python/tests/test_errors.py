@@ -53,7 +53,7 @@ def test_wrong_key_and_wrong_aes_flag():
     # The AES-256 store read as AES-128: the hint names the flag.
     import json
 
-    m = json.loads((CORPUS / "v2.4.2" / "manifest.json").read_text())
+    m = json.loads((CORPUS / "v2.4.2" / "manifest.json").read_text(encoding="utf-8"))
     key = bytes.fromhex(next(s for s in m["stores"] if s["id"] == "aes256")["crypt_key_hex"])
     with pytest.raises(mmkv_reader.WrongKeyError, match="pass --aes256"):
         compat.read_dict(str(AES256), key=key)

@@ -131,8 +131,20 @@ pub fn write_plain_store(path: &Path, recs: &[(&[u8], &[u8])], m: MetaSpec) -> V
         record(&mut region, k, v);
     }
     std::fs::write(path, data_bytes(&region)).unwrap();
-    std::fs::write(crc_path(path), meta_bytes(&region, m)).unwrap();
+    write_meta(&crc_path(path), &meta_bytes(&region, m));
     region
+}
+
+/// Writes a meta file as the official writer does: in place, created when missing, never
+/// truncated (a `Store` keeps it mapped; Windows refuses to truncate a mapped file).
+pub fn write_meta(path: &Path, bytes: &[u8]) {
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .unwrap();
+    f.write_all(bytes).unwrap();
 }
 
 /// Appends already-stored bytes (ciphertext for encrypted stores) to the region of the store
