@@ -217,6 +217,13 @@ impl<'a> SharedLock<'a> {
                     std::thread::sleep(wait.min(timeout - spent));
                     wait = (wait * 2).min(std::time::Duration::from_millis(16));
                 }
+                // A platform without file locks in std (none of the supported ones): read
+                // optimistically, as when a writer holds the lock.
+                Err(std::fs::TryLockError::Error(e))
+                    if e.kind() == std::io::ErrorKind::Unsupported =>
+                {
+                    return Ok(None)
+                }
                 Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(path, &e)),
             }
         }
