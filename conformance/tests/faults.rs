@@ -1,10 +1,13 @@
 //! Differential under faults (CI size): seeded writers killed with SIGKILL, truncated and
 //! bit-flipped stores, every state reopened by the official library of every built version
 //! with each error strategy (in child processes) and compared with the reader.
-//! `FAULT_STATES` sets the number of states (default 160; `faults run` does >= 1,000).
+//! `FAULT_STATES` sets the number of states (default 160; `conformance report` and
+//! `conformance faults run` judge 1,000).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use conformance::fault::cli::ChildExe;
+use conformance::fault::section::FaultSection;
 use conformance::fault::suite::{read_reader, run_suite, SuiteConfig};
 use conformance::fault::verdict::{ReaderOutcome, Verdict};
 use conformance::{Features, StoreKind};
@@ -16,7 +19,7 @@ fn config(states: usize) -> Option<SuiteConfig> {
         return None;
     }
     Some(SuiteConfig::new(
-        PathBuf::from(env!("CARGO_BIN_EXE_faults")),
+        ChildExe::conformance(env!("CARGO_BIN_EXE_conformance")),
         states,
     ))
 }
@@ -32,7 +35,8 @@ fn states() -> usize {
 fn reader_agrees_with_official_on_damaged_states() {
     let Some(cfg) = config(states()) else { return };
     let summary = run_suite(&cfg, |_| {}).unwrap();
-    println!("{}", summary.render());
+    let section = FaultSection::of(&summary, cfg.seed);
+    println!("{}", section.to_text());
     assert_eq!(summary.states(), cfg.states, "the suite judged every state");
     assert!(summary.killed_runs > 0, "some writers were killed");
     // The comparison saw real data: most states are read with keys by both sides.
@@ -51,7 +55,7 @@ fn reader_agrees_with_official_on_damaged_states() {
         bad.is_empty(),
         "{} disagreeing states:\n{}",
         bad.len(),
-        summary.render()
+        section.to_text()
     );
 }
 
@@ -97,6 +101,6 @@ fn broken_readers_are_caught() {
     assert!(
         fallbacks > 0,
         "a reader without the last-confirmed fallback went unnoticed:\n{}",
-        s.render()
+        FaultSection::of(&s, 1).to_text()
     );
 }

@@ -9,12 +9,13 @@ use mmkv_sys::ErrorStrategy;
 
 use crate::error::{Error, Result};
 use crate::exceptions::Scope;
+use crate::fault::cli::ChildExe;
 use crate::fault::damage::Damage;
 use crate::fault::official::{
     run_with_timeout, spawn_reads, strategy_name, OfficialOutcome, CHILD_TIMEOUT,
 };
 use crate::fault::reads::Reads;
-use crate::fault::verdict::{judge, Exception, ReaderOutcome, Verdict};
+use crate::fault::verdict::{judge, Exception, ReaderOutcome, Verdict, SPECIOUS_V6_VERSIONS};
 use crate::fault::writer::{Kill, STORE_ID};
 use crate::kind::{Features, StoreKind};
 use crate::live::SplitMix;
@@ -25,8 +26,8 @@ use crate::sys::SysLib;
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct SuiteConfig {
-    /// The `faults` binary (child processes: writer and official reads).
-    pub exe: PathBuf,
+    /// The child processes' program (`conformance faults`: writer and official reads).
+    pub exe: ChildExe,
     /// Official versions to run (built tags).
     pub tags: Vec<String>,
     /// Number of damaged states to judge (spread over tags and store kinds).
@@ -70,7 +71,7 @@ impl ReaderPath {
 impl SuiteConfig {
     /// Defaults: every built tag, `states` states, seed 1, 120 ops, 6 states per writer run,
     /// failures saved under `<failures root>/faults` (see [`crate::run::failures_root`]).
-    pub fn new(exe: PathBuf, states: usize) -> SuiteConfig {
+    pub fn new(exe: ChildExe, states: usize) -> SuiteConfig {
         SuiteConfig {
             exe,
             tags: mmkv_sys::built_versions()
@@ -187,35 +188,6 @@ impl Summary {
         }
         m
     }
-
-    /// Human-readable summary (counts, then every disagreement and upstream finding).
-    pub fn render(&self) -> String {
-        let mut s = format!(
-            "fault suite: {} states judged ({} writer runs, {} killed by SIGKILL)\n",
-            self.states(),
-            self.writer_runs,
-            self.killed_runs
-        );
-        let mut per_tag: BTreeMap<&str, usize> = BTreeMap::new();
-        for r in &self.records {
-            *per_tag.entry(r.tag.as_str()).or_insert(0) += 1;
-        }
-        let tags: Vec<String> = per_tag.iter().map(|(t, n)| format!("{t}: {n}")).collect();
-        s.push_str(&format!("  per version: {}\n", tags.join(", ")));
-        for (k, n) in self.counts() {
-            s.push_str(&format!("  {k}: {n}\n"));
-        }
-        for r in self.upstream() {
-            s.push_str(&format!("  upstream finding: {}\n", r.line()));
-        }
-        for r in self.disagreements() {
-            s.push_str(&format!("  DISAGREEMENT: {}\n", r.line()));
-            if let Some(p) = &r.saved {
-                s.push_str(&format!("    saved in {}\n", p.display()));
-            }
-        }
-        s
-    }
 }
 
 fn copy_store(from: &Path, to: &Path) -> Result<()> {
@@ -320,6 +292,16 @@ pub fn classify(
     if ok(&judge(scope, official, &zr)) {
         return Ok(Verdict::Exception(Exception::ZeroFill));
     }
+    if SPECIOUS_V6_VERSIONS.contains(&scope.version) && meta_version(dir) == Some(6) {
+        let rewritten = scratch.join("specious-meta");
+        let _ = std::fs::remove_dir_all(&rewritten);
+        copy_store(dir, &rewritten)?;
+        rewrite_specious_meta(&rewritten)?;
+        let sr = reader_fn(&rewritten, kind, features, strategy);
+        if ok(&judge(scope, official, &sr)) {
+            return Ok(Verdict::Exception(Exception::SpeciousMetaV6));
+        }
+    }
     if let Ok(r) = reader {
         let empty = empty_payload_keys(dir, kind);
         if !empty.is_empty() {
@@ -331,6 +313,32 @@ pub fn classify(
         }
     }
     Ok(v)
+}
+
+fn meta_path(dir: &Path) -> PathBuf {
+    dir.join(format!("{STORE_ID}.crc"))
+}
+
+/// The raw version field of the store's meta file.
+fn meta_version(dir: &Path) -> Option<u32> {
+    let meta = std::fs::read(meta_path(dir)).ok()?;
+    let v = meta.get(mmkv_reader::meta::OFF_VERSION..mmkv_reader::meta::OFF_VERSION + 4)?;
+    Some(u32::from_le_bytes([v[0], v[1], v[2], v[3]]))
+}
+
+/// Rewrites the meta file as v1.3.0-v2.3.0 do on open when its version is "specious"
+/// ([`Exception::SpeciousMetaV6`]): version 3, flags 0.
+fn rewrite_specious_meta(dir: &Path) -> Result<()> {
+    use mmkv_reader::meta::{OFF_FLAGS, OFF_VERSION, VERSION_ACTUAL_SIZE};
+    let p = meta_path(dir);
+    let mut meta = std::fs::read(&p).map_err(|e| Error::io(&p, e))?;
+    if let Some(v) = meta.get_mut(OFF_VERSION..OFF_VERSION + 4) {
+        v.copy_from_slice(&VERSION_ACTUAL_SIZE.to_le_bytes());
+    }
+    if let Some(f) = meta.get_mut(OFF_FLAGS..OFF_FLAGS + 8) {
+        f.fill(0);
+    }
+    std::fs::write(&p, meta).map_err(|e| Error::io(&p, e))
 }
 
 /// Keys of an expiring store whose live value is only the expire suffix (empty payload).
@@ -351,7 +359,7 @@ fn empty_payload_keys(dir: &Path, kind: StoreKind) -> Vec<Vec<u8>> {
 }
 
 fn run_writer_child(
-    exe: &Path,
+    exe: &ChildExe,
     tag: &str,
     dir: &Path,
     kind: StoreKind,
@@ -359,9 +367,8 @@ fn run_writer_child(
     ops: usize,
     kill: Kill,
 ) -> Result<bool> {
-    let mut cmd = std::process::Command::new(exe);
-    cmd.arg("write")
-        .args(["--tag", tag, "--kind", kind.id()])
+    let mut cmd = exe.command("write");
+    cmd.args(["--tag", tag, "--kind", kind.id()])
         .arg("--dir")
         .arg(dir)
         .args([

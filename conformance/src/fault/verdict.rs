@@ -32,10 +32,28 @@ pub enum Exception {
     /// also report no value). Recognised when the reader, without its empty-payload keys of
     /// an expiring store, reads exactly what the official library read.
     EmptyPayloadKey,
+    /// A meta file of version 6 (never written by an official writer, which writes at most
+    /// version 4; here from a flipped bit of a version-4 meta). v1.3.0-v2.3.0 call versions
+    /// >= 6 "specious" (`MMKVVersionHolder = MMKVVersionNext + 1` with `MMKVVersionNext = 5`)
+    /// and read them as version 3 with no flags (no key expiration); v2.4.0 added
+    /// `MMKVVersionPreserved = 5`, so from v2.4.0 the limit is 7 and a version-6 meta keeps its
+    /// flags. The reader, which does not know the writer's version, follows the newest loader
+    /// (`mmkv_reader::meta::VERSION_HOLDER`). Recognised for official v1.3.0-v2.3.0 only, when
+    /// the meta's version is 6 and the reader, given the meta rewritten as those versions
+    /// rewrite it (version 3, flags 0), reads exactly what the official library read.
+    SpeciousMetaV6,
 }
 
 /// Every exception, for the README table and the summary.
-pub const EXCEPTIONS: [Exception; 2] = [Exception::ZeroFill, Exception::EmptyPayloadKey];
+pub const EXCEPTIONS: [Exception; 3] = [
+    Exception::ZeroFill,
+    Exception::EmptyPayloadKey,
+    Exception::SpeciousMetaV6,
+];
+
+/// The official versions that read a version-6 meta as version 3 without flags
+/// ([`Exception::SpeciousMetaV6`]): v1.3.0 up to, not including, v2.4.0.
+pub const SPECIOUS_V6_VERSIONS: std::ops::Range<(u32, u32, u32)> = (1, 3, 0)..(2, 4, 0);
 
 impl Exception {
     /// Short code used in reports.
@@ -43,6 +61,7 @@ impl Exception {
         match self {
             Exception::ZeroFill => "zero-fill",
             Exception::EmptyPayloadKey => "empty-payload-key",
+            Exception::SpeciousMetaV6 => "specious-meta-v6",
         }
     }
 
@@ -54,6 +73,9 @@ impl Exception {
             }
             Exception::EmptyPayloadKey => {
                 "expiring store, value = only the expire suffix: official allKeys lists the key but containsKey is false; the reader lists it"
+            }
+            Exception::SpeciousMetaV6 => {
+                "meta version 6 (no official writer writes it): v1.3.0-v2.3.0 read it as version 3 without flags, v2.4.0+ and the reader keep its flags"
             }
         }
     }
