@@ -632,7 +632,15 @@ pub(crate) mod tests {
             .summary_line()
             .starts_with("conformance report: PASS"));
         assert_eq!(json["versions"][0]["ran"]["workloads"], 3);
-        assert_eq!(report.to_text().lines().count(), 3);
+        // the table (header + 2 rows), a blank line, then the fault suite
+        assert_eq!(
+            report
+                .to_text()
+                .lines()
+                .take_while(|l| !l.is_empty())
+                .count(),
+            3
+        );
 
         let mut failing = report.clone();
         failing.versions[0].kinds.insert("multi".into(), Cell::Fail);

@@ -15,12 +15,14 @@ use crate::fault::official::{
     run_with_timeout, spawn_reads, strategy_name, OfficialOutcome, CHILD_TIMEOUT,
 };
 use crate::fault::reads::Reads;
-use crate::fault::verdict::{judge, Exception, ReaderOutcome, Verdict, SPECIOUS_V6_VERSIONS};
+use crate::fault::verdict::{
+    judge, Exception, ReaderOutcome, Verdict, LAZY_DECRYPT_MIN_LEN, LAZY_DECRYPT_SINCE,
+    SPECIOUS_V6_VERSIONS,
+};
 use crate::fault::writer::{Kill, STORE_ID};
 use crate::kind::{Features, StoreKind};
 use crate::live::SplitMix;
 use crate::official::OfficialLib;
-use crate::real::RealReader;
 use crate::sys::SysLib;
 
 /// What to run.
@@ -230,6 +232,18 @@ pub fn read_reader(
     features: &Features,
     strategy: ErrorStrategy,
 ) -> ReaderOutcome {
+    open_store(dir, kind, strategy)
+        .map(|s| Reads::of_snapshot(&s.snapshot(), features))
+        .map_err(|e| e.to_string())
+}
+
+/// `Store::open` on the store in `dir` as `kind`, with `Options::recover` for
+/// `OnErrorRecover`.
+fn open_store(
+    dir: &Path,
+    kind: StoreKind,
+    strategy: ErrorStrategy,
+) -> mmkv_reader::Result<mmkv_reader::Store> {
     let mut opts = mmkv_reader::Options::new()
         .aes256(kind.aes256())
         .recover(strategy == ErrorStrategy::Recover);
@@ -237,8 +251,6 @@ pub fn read_reader(
         opts = opts.crypt_key(key);
     }
     mmkv_reader::Store::open(dir.join(STORE_ID), opts)
-        .map(|s| Reads::of_snapshot(&s.snapshot(), features))
-        .map_err(|e| e.to_string())
 }
 
 /// What `mmkv dump` (with `--recover` for `OnErrorRecover`) shows of the store in `dir`: its
@@ -302,8 +314,26 @@ pub fn classify(
             return Ok(Verdict::Exception(Exception::SpeciousMetaV6));
         }
     }
+    if let (Ok(r), OfficialOutcome::Read(o)) = (reader, official) {
+        let lazy = overlong_lazy_keys(dir, kind, strategy);
+        if scope.version >= LAZY_DECRYPT_SINCE && !lazy.is_empty() {
+            let blank = |reads: &Reads| {
+                let mut reads = reads.clone();
+                for (k, row) in reads.keys.iter_mut() {
+                    if lazy.contains(k) {
+                        row.iter_mut().for_each(|v| *v = None);
+                    }
+                }
+                reads
+            };
+            let o = OfficialOutcome::Read(blank(o));
+            if ok(&judge(scope, &o, &Ok(blank(r)))) {
+                return Ok(Verdict::Exception(Exception::CryptOverlongLength));
+            }
+        }
+    }
     if let Ok(r) = reader {
-        let empty = empty_payload_keys(dir, kind);
+        let empty = empty_payload_keys(dir, kind, strategy);
         if !empty.is_empty() {
             let mut without = r.clone();
             without.keys.retain(|k, _| !empty.contains(k));
@@ -341,11 +371,60 @@ fn rewrite_specious_meta(dir: &Path) -> Result<()> {
     std::fs::write(&p, meta).map_err(|e| Error::io(&p, e))
 }
 
-/// Keys of an expiring store whose live value is only the expire suffix (empty payload).
-fn empty_payload_keys(dir: &Path, kind: StoreKind) -> Vec<Vec<u8>> {
-    let Ok(store) =
-        RealReader::new().open_store(&dir.join(STORE_ID), kind.crypt_key(), kind.aes256())
-    else {
+/// Bytes of the shortest varint encoding of `n`.
+fn varint_width(n: usize) -> usize {
+    let bits = usize::BITS - n.leading_zeros();
+    (bits.max(1) as usize).div_ceil(7)
+}
+
+/// Keys of an encrypted store whose live record has a value of at least
+/// [`LAZY_DECRYPT_MIN_LEN`] bytes behind a non-minimal key-length or value-length varint
+/// ([`Exception::CryptOverlongLength`]), in the region the reader locates with `strategy`
+/// (records up to the first that does not parse, as a recovered region is read).
+fn overlong_lazy_keys(dir: &Path, kind: StoreKind, strategy: ErrorStrategy) -> Vec<Vec<u8>> {
+    let Some(key) = kind.crypt_key() else {
+        return Vec::new();
+    };
+    let rules = match strategy {
+        ErrorStrategy::Discard => mmkv_reader::locate::Rules::official(),
+        ErrorStrategy::Recover => mmkv_reader::locate::Rules::recover(),
+    };
+    let opts = mmkv_reader::raw::RawOptions {
+        key: mmkv_reader::CryptKey::new(key, kind.aes256()),
+        rules,
+        ..mmkv_reader::raw::RawOptions::default()
+    };
+    let Ok(raw) = mmkv_reader::raw::read_store(&dir.join(STORE_ID), &opts) else {
+        return Vec::new();
+    };
+    let region = raw.region.as_slice();
+    let at = |s: &[u8]| s.as_ptr() as usize - region.as_ptr() as usize;
+    let mut live: BTreeMap<Vec<u8>, bool> = BTreeMap::new();
+    for rec in mmkv_reader::records::records(region).map_while(|r| r.ok()) {
+        let key_at = at(rec.key);
+        let key_end = key_at + rec.key.len();
+        let value_at = if rec.value.is_empty() {
+            key_end + 1
+        } else {
+            at(rec.value)
+        };
+        let overlong = key_at - rec.offset > varint_width(rec.key.len())
+            || value_at - key_end > varint_width(rec.value.len());
+        live.insert(
+            rec.key.to_vec(),
+            overlong && rec.value.len() >= LAZY_DECRYPT_MIN_LEN,
+        );
+    }
+    live.into_iter()
+        .filter(|(_, o)| *o)
+        .map(|(k, _)| k)
+        .collect()
+}
+
+/// Keys of an expiring store whose live value is only the expire suffix (empty payload), as
+/// the reader reads it with `strategy` (a recovered region has its own records).
+fn empty_payload_keys(dir: &Path, kind: StoreKind, strategy: ErrorStrategy) -> Vec<Vec<u8>> {
+    let Ok(store) = open_store(dir, kind, strategy) else {
         return Vec::new();
     };
     let snap = store.snapshot();
@@ -411,6 +490,72 @@ fn region_len(dir: &Path) -> (u64, u64) {
     (data.len() as u64, u64::from(size))
 }
 
+/// Verdicts per strategy and reader path on the store in `dir`, as official `tag` (which
+/// has the `OnErrorRecover` handler when `can_recover`) reads it: the official reads run in
+/// one child process on copies made under `scratch`; the reader paths are `reader`
+/// (`Store`) and [`read_dump`].
+#[allow(clippy::too_many_arguments)]
+pub fn judge_state(
+    exe: &ChildExe,
+    tag: &str,
+    can_recover: bool,
+    features: &Features,
+    kind: StoreKind,
+    reader: ReaderFn,
+    dir: &Path,
+    scratch: &Path,
+) -> Result<Vec<(ErrorStrategy, ReaderPath, Verdict)>> {
+    let scope = Scope::of_kind(tag, kind)
+        .ok_or_else(|| Error::Other(format!("{tag}: not a vMAJOR.MINOR.PATCH tag")))?;
+    let mut strategies = vec![ErrorStrategy::Discard];
+    if can_recover {
+        strategies.push(ErrorStrategy::Recover);
+    }
+    let mut dirs = Vec::new();
+    for s in &strategies {
+        let d = scratch.join(format!("official-{}", strategy_name(*s)));
+        let _ = std::fs::remove_dir_all(&d);
+        copy_store(dir, &d)?;
+        dirs.push(d);
+    }
+    let runs: Vec<(ErrorStrategy, &Path)> = strategies
+        .iter()
+        .copied()
+        .zip(dirs.iter().map(|d| d.as_path()))
+        .collect();
+    let outcomes = spawn_reads(exe, tag, kind, &runs)?;
+    for d in &dirs {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    let judged: Vec<(ErrorStrategy, OfficialOutcome)> =
+        strategies.into_iter().zip(outcomes).collect();
+    judge_outcomes(features, &scope, kind, reader, dir, &judged, scratch)
+}
+
+/// Verdicts per strategy and reader path (`reader` as `Store`, and [`read_dump`]) on the
+/// store in `dir`, given what the official library did with each strategy.
+pub fn judge_outcomes(
+    features: &Features,
+    scope: &Scope,
+    kind: StoreKind,
+    reader: ReaderFn,
+    dir: &Path,
+    official: &[(ErrorStrategy, OfficialOutcome)],
+    scratch: &Path,
+) -> Result<Vec<(ErrorStrategy, ReaderPath, Verdict)>> {
+    let mut verdicts = Vec::new();
+    let paths: [(ReaderPath, ReaderFn); 2] =
+        [(ReaderPath::Store, reader), (ReaderPath::Dump, read_dump)];
+    for (s, o) in official {
+        for (path, f) in paths {
+            let r = f(dir, kind, features, *s);
+            let v = classify(f, features, scope, dir, kind, *s, o, &r, scratch)?;
+            verdicts.push((*s, path, v));
+        }
+    }
+    Ok(verdicts)
+}
+
 /// Runs the suite; `progress` is called after every judged state.
 pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> Result<Summary> {
     // (tag, recover supported, features, kind), interleaved so that consecutive writer runs
@@ -474,42 +619,20 @@ pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> R
                 Damage::choose(&mut rng, data_len, region)
             };
             let index = summary.records.len();
-            let scope = Scope::of_kind(&tag, kind)
-                .ok_or_else(|| Error::Other(format!("{tag}: not a vMAJOR.MINOR.PATCH tag")))?;
             let sdir = work.path().join(format!("state-{index}"));
             copy_store(&base, &sdir)?;
             damage.apply(&sdir, STORE_ID)?;
             let reader = (cfg.reader)(&sdir, kind, &features, ErrorStrategy::Discard);
-            let mut strategies = vec![ErrorStrategy::Discard];
-            if can_recover {
-                strategies.push(ErrorStrategy::Recover);
-            }
-            let mut dirs = Vec::new();
-            for s in &strategies {
-                let d = work
-                    .path()
-                    .join(format!("official-{index}-{}", strategy_name(*s)));
-                copy_store(&sdir, &d)?;
-                dirs.push(d);
-            }
-            let runs: Vec<(ErrorStrategy, &Path)> = strategies
-                .iter()
-                .copied()
-                .zip(dirs.iter().map(|d| d.as_path()))
-                .collect();
-            let outcomes = spawn_reads(&cfg.exe, &tag, kind, &runs)?;
-            let mut verdicts = Vec::new();
-            let paths: [(ReaderPath, ReaderFn); 2] = [
-                (ReaderPath::Store, cfg.reader),
-                (ReaderPath::Dump, read_dump),
-            ];
-            for (s, o) in strategies.iter().zip(&outcomes) {
-                for (path, f) in paths {
-                    let r = f(&sdir, kind, &features, *s);
-                    let v = classify(f, &features, &scope, &sdir, kind, *s, o, &r, work.path())?;
-                    verdicts.push((*s, path, v));
-                }
-            }
+            let verdicts = judge_state(
+                &cfg.exe,
+                &tag,
+                can_recover,
+                &features,
+                kind,
+                cfg.reader,
+                &sdir,
+                work.path(),
+            )?;
             let mut rec = StateRecord {
                 index,
                 tag: tag.clone(),
@@ -535,9 +658,7 @@ pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> R
                 std::fs::write(to.join("verdict.txt"), text).map_err(|e| Error::io(&to, e))?;
                 rec.saved = Some(to);
             }
-            for d in dirs.iter().chain([&sdir]) {
-                let _ = std::fs::remove_dir_all(d);
-            }
+            let _ = std::fs::remove_dir_all(&sdir);
             progress(&rec);
             summary.records.push(rec);
         }
