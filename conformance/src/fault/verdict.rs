@@ -33,8 +33,8 @@ pub enum Exception {
     /// an expiring store, reads exactly what the official library read.
     EmptyPayloadKey,
     /// A meta file of version 6 (never written by an official writer, which writes at most
-    /// version 4; here from a flipped bit of a version-4 meta). v1.3.0-v2.3.0 call versions
-    /// >= 6 "specious" (`MMKVVersionHolder = MMKVVersionNext + 1` with `MMKVVersionNext = 5`)
+    /// version 4; here from a flipped bit of a version-4 meta). v1.3.0-v2.3.0 call versions of
+    /// 6 and more "specious" (`MMKVVersionHolder = MMKVVersionNext + 1` with `MMKVVersionNext = 5`)
     /// and read them as version 3 with no flags (no key expiration); v2.4.0 added
     /// `MMKVVersionPreserved = 5`, so from v2.4.0 the limit is 7 and a version-6 meta keeps its
     /// flags. The reader, which does not know the writer's version, follows the newest loader
