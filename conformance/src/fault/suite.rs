@@ -332,9 +332,11 @@ pub fn classify(
             }
         }
     }
-    if let Ok(r) = reader {
-        let empty = empty_payload_keys(dir, kind, strategy);
-        if !empty.is_empty() {
+    // `Store` refuses a short meta file that the official library reads zero-filled: the
+    // empty-payload keys are then judged on the zero-filled files (both differences at once).
+    let empty = empty_payload_keys(&[dir, &filled], kind, strategy);
+    if !empty.is_empty() {
+        for r in [reader, &zr].into_iter().flatten() {
             let mut without = r.clone();
             without.keys.retain(|k, _| !empty.contains(k));
             if ok(&judge(scope, official, &Ok(without))) {
@@ -423,8 +425,9 @@ fn overlong_lazy_keys(dir: &Path, kind: StoreKind, strategy: ErrorStrategy) -> V
 
 /// Keys of an expiring store whose live value is only the expire suffix (empty payload), as
 /// the reader reads it with `strategy` (a recovered region has its own records).
-fn empty_payload_keys(dir: &Path, kind: StoreKind, strategy: ErrorStrategy) -> Vec<Vec<u8>> {
-    let Ok(store) = open_store(dir, kind, strategy) else {
+/// The first of `dirs` that `Store` opens is read (the state, then its zero-filled copy).
+fn empty_payload_keys(dirs: &[&Path], kind: StoreKind, strategy: ErrorStrategy) -> Vec<Vec<u8>> {
+    let Some(store) = dirs.iter().find_map(|d| open_store(d, kind, strategy).ok()) else {
         return Vec::new();
     };
     let snap = store.snapshot();

@@ -30,7 +30,8 @@ pub enum Exception {
     /// is false and every getter reports no value; the harness counts a key as visible when
     /// `allKeys` lists it and `containsKey` keeps it, while the reader lists it (its getters
     /// also report no value). Recognised when the reader, without its empty-payload keys of
-    /// an expiring store, reads exactly what the official library read.
+    /// an expiring store, reads exactly what the official library read (on the files
+    /// zero-filled as in [`Exception::ZeroFill`] when `Store` refuses a short meta file).
     EmptyPayloadKey,
     /// A meta file of version 6 (never written by an official writer, which writes at most
     /// version 4; here from a flipped bit of a version-4 meta). v1.3.0-v2.3.0 call versions of
