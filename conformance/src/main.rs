@@ -1,4 +1,5 @@
-//! `conformance`: the conformance report, corpus recording, repro replay, and the live writer.
+//! `conformance`: the conformance report (with the fault suite), corpus recording, repro
+//! replay, the fault suite's own commands, and the live writer.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,6 +10,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use conformance::cell::{
     run_cell, run_cell_child, workload_timeout, CellResult, CellSpec, HEARTBEAT, RESULT_PREFIX,
 };
+use conformance::fault::cli::ChildExe;
+use conformance::fault::suite::SuiteConfig;
 use conformance::golden::{check_corpus_dir, corpus_root};
 use conformance::live::{run_writer, LiveSpec};
 use conformance::record::{record_corpus, RecordSpec};
@@ -59,6 +62,18 @@ enum Command {
         /// Run nothing: merge these `report --json` outputs (e.g. CI shards) into one table.
         #[arg(long, num_args = 1.., value_name = "JSON")]
         merge: Vec<PathBuf>,
+        /// Damaged states the fault suite judges over the live versions (at least 1).
+        #[arg(long, env = "CONFORMANCE_FAULT_STATES", default_value_t = 1000)]
+        fault_states: usize,
+        /// Seed of the fault suite.
+        #[arg(long, default_value_t = 1)]
+        fault_seed: u64,
+    },
+    /// The fault suite (differential under faults) and its child processes.
+    Faults {
+        /// `run`, or a child command.
+        #[command(subcommand)]
+        command: conformance::fault::cli::FaultsCmd,
     },
     /// Record the corpus store set with the official library of one built version.
     Record {
@@ -142,7 +157,15 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
             many_keys,
             in_process,
             merge,
+            fault_states,
+            fault_seed,
         } => {
+            if fault_states == 0 && merge.is_empty() {
+                return Err(conformance::Error::Other(
+                    "--fault-states 0 (or CONFORMANCE_FAULT_STATES=0) would judge no damaged state: a report that ran nothing has not passed"
+                        .to_string(),
+                ));
+            }
             if cases == 0 {
                 return Err(conformance::Error::Other(
                     "--cases 0 (or CONFORMANCE_CASES=0) would run no workload: a report that ran nothing has not passed"
@@ -216,7 +239,27 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
             let report = match merged {
                 Some(report) => report,
                 None => {
-                    let mut report = Report { versions: out };
+                    let live: Vec<String> = rows
+                        .iter()
+                        .filter(|r| r.live)
+                        .map(|r| r.tag.clone())
+                        .collect();
+                    let faults = if live.is_empty() {
+                        None
+                    } else {
+                        let mut fc = SuiteConfig::new(ChildExe::this()?, fault_states);
+                        fc.tags = live;
+                        fc.seed = fault_seed;
+                        eprintln!(
+                            "fault suite: {fault_states} damaged states over {}",
+                            fc.tags.join(", ")
+                        );
+                        Some(conformance::fault::cli::run_printing(&fc, false)?)
+                    };
+                    let mut report = Report {
+                        versions: out,
+                        faults,
+                    };
                     let unbuilt: Vec<(&str, &str)> = mmkv_sys::unbuilt()
                         .iter()
                         .map(|u| (u.tag, u.reason))
@@ -385,6 +428,7 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
                 ExitCode::from(1)
             })
         }
+        Command::Faults { command } => Ok(conformance::fault::cli::main(command)),
         Command::Exceptions => {
             print!("{}", conformance::exceptions::markdown_table());
             Ok(ExitCode::SUCCESS)

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::cell::{CellResult, CellSpec};
+use crate::fault::section::FaultSection;
 use crate::golden::{check_corpus_dir, corpus_tags, CorpusCheck};
 use crate::kind::{parse_tag, Features, StoreKind};
 use crate::official::OfficialLib;
@@ -151,20 +152,35 @@ fn kinds_in_column_order<S: serde::Serializer>(
 }
 
 /// The whole report.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Report {
     /// Rows, oldest version first.
     pub versions: Vec<Row>,
+    /// The fault suite (differential under faults, see [`crate::fault`]) over the live
+    /// versions; `None` when it did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub faults: Option<FaultSection>,
 }
 
 impl Report {
-    /// True when no cell failed and something ran.
+    /// True when no cell failed, something ran, and, when any version ran live, the fault
+    /// suite judged at least one state and none disagreed.
     pub fn passed(&self) -> bool {
         self.ran_anything()
+            && self.faults_passed()
             && self
                 .versions
                 .iter()
                 .all(|r| r.kinds.values().all(|c| *c != Cell::Fail) && r.failures.is_empty())
+    }
+
+    /// The fault suite's verdict: required (and then non-empty and without disagreement)
+    /// as soon as one row is live.
+    pub fn faults_passed(&self) -> bool {
+        match &self.faults {
+            Some(f) => f.passed(),
+            None => !self.versions.iter().any(|r| r.source == Source::Live),
+        }
     }
 
     /// `{"versions": [{"tag", "source", "kinds": {...}}]}`.
@@ -254,7 +270,7 @@ impl Report {
         format!(
             "conformance report: {} — {} tag(s) ({live} live, {} golden only); cells: {pass} pass, {fail} FAIL, \
              {golden} golden, {na} n/a; {} workload(s), {} operation(s), {} key(s) compared ({} reads), \
-             long-lived reader reloads {} partial / {} full; {} corpus store(s) checked{}",
+             long-lived reader reloads {} partial / {} full; {} corpus store(s) checked; {}{}",
             if self.passed() { "PASS" } else { "FAIL" },
             self.versions.len(),
             self.versions.len() - live,
@@ -265,6 +281,10 @@ impl Report {
             t.partial_reloads,
             t.full_reloads,
             t.corpus_stores,
+            match &self.faults {
+                Some(f) => f.phrase(),
+                None => "fault suite not run".to_string(),
+            },
             if failing_rows > 0 {
                 format!("; {failing_rows} row(s) with failures")
             } else {
@@ -288,6 +308,10 @@ impl Report {
                 .map(|(c, w)| format!("{c:<w$}"))
                 .collect();
             let _ = writeln!(out, "{}", line.join("  ").trim_end());
+        }
+        if let Some(f) = &self.faults {
+            out.push('\n');
+            out.push_str(&f.to_text());
         }
         out
     }
@@ -590,6 +614,7 @@ pub(crate) mod tests {
                     &[(StoreKind::Aes256, Cell::Golden)],
                 ),
             ],
+            faults: Some(faults(12)),
         };
         assert!(report.passed());
         let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
@@ -607,7 +632,15 @@ pub(crate) mod tests {
             .summary_line()
             .starts_with("conformance report: PASS"));
         assert_eq!(json["versions"][0]["ran"]["workloads"], 3);
-        assert_eq!(report.to_text().lines().count(), 3);
+        // the table (header + 2 rows), a blank line, then the fault suite
+        assert_eq!(
+            report
+                .to_text()
+                .lines()
+                .take_while(|l| !l.is_empty())
+                .count(),
+            3
+        );
 
         let mut failing = report.clone();
         failing.versions[0].kinds.insert("multi".into(), Cell::Fail);
@@ -623,5 +656,45 @@ pub(crate) mod tests {
             !vacuous.passed(),
             "a report that ran nothing has not passed"
         );
+
+        // the fault suite: part of the text, the JSON and the summary line; required when a
+        // row is live; zero states or a disagreement fails the report
+        assert!(report
+            .to_text()
+            .contains("fault suite: PASS — 12 states judged"));
+        assert_eq!(json["faults"]["states"], 12);
+        assert!(report.summary_line().contains("12 fault state(s) judged"));
+        let mut none = report.clone();
+        none.faults = None;
+        assert!(!none.passed(), "live rows without the fault suite");
+        let mut zero = report.clone();
+        zero.faults = Some(faults(0));
+        assert!(!zero.passed(), "a fault suite that judged nothing");
+        let mut bad = report.clone();
+        bad.faults
+            .as_mut()
+            .unwrap()
+            .disagreements
+            .push("#1 v2.4.2 plain".into());
+        assert!(!bad.passed());
+        assert!(bad.summary_line().starts_with("conformance report: FAIL"));
+        let golden_only = Report {
+            versions: vec![report.versions[1].clone()],
+            faults: None,
+        };
+        assert!(golden_only.passed(), "no live version: nothing to damage");
+    }
+
+    /// A fault section that judged `states` states, all agreeing.
+    pub(crate) fn faults(states: u64) -> FaultSection {
+        FaultSection {
+            states,
+            writer_runs: 2,
+            per_version: [("v2.0.0".to_string(), states)].into_iter().collect(),
+            verdicts: [("discard/store agree".to_string(), states)]
+                .into_iter()
+                .collect(),
+            ..FaultSection::default()
+        }
     }
 }

@@ -124,6 +124,8 @@ fn cell_rank(c: Cell) -> u8 {
 /// per cell the worst verdict among those rows (a `FAIL` on one architecture fails the cell).
 pub fn merge(reports: Vec<Report>) -> Report {
     let mut by_tag: BTreeMap<String, Vec<Row>> = BTreeMap::new();
+    let faults =
+        crate::fault::section::FaultSection::merge(reports.iter().filter_map(|r| r.faults.clone()));
     for report in reports {
         for row in report.versions {
             by_tag.entry(row.tag.clone()).or_default().push(row);
@@ -152,7 +154,7 @@ pub fn merge(reports: Vec<Report>) -> Report {
         })
         .collect();
     versions.sort_by_key(|r| (parse_tag(&r.tag), r.tag.clone()));
-    Report { versions }
+    Report { versions, faults }
 }
 
 /// Reads the `report --json` output files and merges them (see [`merge`]).
@@ -175,7 +177,7 @@ pub fn merge_files(paths: &[impl AsRef<Path>]) -> crate::Result<Report> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::tests::row;
+    use crate::report::tests::{faults, row};
 
     #[test]
     fn unbuilt_rows_are_marked_counted_and_fail_only_when_strict() {
@@ -188,6 +190,7 @@ mod tests {
                 ),
                 row("v2.0.0", Source::Live, &[(StoreKind::Plain, Cell::Pass)]),
             ],
+            faults: Some(faults(4)),
         };
         mark_unbuilt(&mut report, &[("v1.2.0", "offline")]);
         let r = &report.versions[0];
@@ -235,6 +238,7 @@ mod tests {
                     &[(StoreKind::Plain, Cell::Golden)],
                 ),
             ],
+            faults: Some(faults(4)),
         };
         let shard_b = Report {
             versions: vec![
@@ -245,6 +249,7 @@ mod tests {
                 ),
                 row("v1.2.0", Source::Live, &[(StoreKind::Plain, Cell::Pass)]),
             ],
+            faults: Some(faults(3)),
         };
         let arm = Report {
             versions: vec![row(
@@ -255,6 +260,7 @@ mod tests {
                     (StoreKind::Multi, Cell::Fail),
                 ],
             )],
+            faults: None,
         };
         let json = |r: &Report| serde_json::from_str::<Report>(&r.to_json()).unwrap();
         let merged = merge(vec![json(&shard_a), json(&shard_b), json(&arm)]);
@@ -269,5 +275,10 @@ mod tests {
             "a failure on one architecture fails the cell"
         );
         assert!(!merged.passed());
+        assert_eq!(
+            merged.faults.as_ref().map(|f| f.states),
+            Some(7),
+            "the shards' fault states are summed"
+        );
     }
 }

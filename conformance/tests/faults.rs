@@ -1,12 +1,15 @@
 //! Differential under faults (CI size): seeded writers killed with SIGKILL, truncated and
 //! bit-flipped stores, every state reopened by the official library of every built version
 //! with each error strategy (in child processes) and compared with the reader.
-//! `FAULT_STATES` sets the number of states (default 160; `faults run` does >= 1,000).
+//! `FAULT_STATES` sets the number of states (default 160; `conformance report` and
+//! `conformance faults run` judge 1,000).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use conformance::fault::suite::{read_reader, run_suite, SuiteConfig};
-use conformance::fault::verdict::{ReaderOutcome, Verdict};
+use conformance::fault::cli::ChildExe;
+use conformance::fault::section::FaultSection;
+use conformance::fault::suite::{judge_state, read_reader, run_suite, SuiteConfig};
+use conformance::fault::verdict::{ReaderOutcome, Verdict, EXCEPTIONS};
 use conformance::{Features, StoreKind};
 use mmkv_sys::ErrorStrategy;
 
@@ -16,7 +19,7 @@ fn config(states: usize) -> Option<SuiteConfig> {
         return None;
     }
     Some(SuiteConfig::new(
-        PathBuf::from(env!("CARGO_BIN_EXE_faults")),
+        ChildExe::conformance(env!("CARGO_BIN_EXE_conformance")),
         states,
     ))
 }
@@ -32,7 +35,8 @@ fn states() -> usize {
 fn reader_agrees_with_official_on_damaged_states() {
     let Some(cfg) = config(states()) else { return };
     let summary = run_suite(&cfg, |_| {}).unwrap();
-    println!("{}", summary.render());
+    let section = FaultSection::of(&summary, cfg.seed);
+    println!("{}", section.to_text());
     assert_eq!(summary.states(), cfg.states, "the suite judged every state");
     assert!(summary.killed_runs > 0, "some writers were killed");
     // The comparison saw real data: most states are read with keys by both sides.
@@ -51,7 +55,7 @@ fn reader_agrees_with_official_on_damaged_states() {
         bad.is_empty(),
         "{} disagreeing states:\n{}",
         bad.len(),
-        summary.render()
+        section.to_text()
     );
 }
 
@@ -97,6 +101,71 @@ fn broken_readers_are_caught() {
     assert!(
         fallbacks > 0,
         "a reader without the last-confirmed fallback went unnoticed:\n{}",
-        s.render()
+        FaultSection::of(&s, 1).to_text()
     );
+}
+
+/// The differential fuzz target's findings (`fuzz/regressions/differential/`, inputs
+/// `[mode][meta len u16 LE][meta][data]` on which official v2.4.2 and the reader differed):
+/// each file is named after the exceptions-table entry that explains it, and must still be
+/// judged exactly so (never a disagreement), official reads in a child process.
+#[test]
+fn differential_fuzz_findings_stay_explained() {
+    let tag = "v2.4.2";
+    if !mmkv_sys::built_versions().contains(&tag) {
+        eprintln!("official {tag} not built: the fuzz findings cannot be replayed");
+        return;
+    }
+    let lib = conformance::sys::SysLib::load(tag).unwrap();
+    let features = conformance::official::OfficialLib::features(&lib);
+    let can_recover = lib.official().capabilities().error_strategy;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions/differential");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no input in {}", dir.display());
+    let exe = ChildExe::conformance(env!("CARGO_BIN_EXE_conformance"));
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let expected = EXCEPTIONS
+            .iter()
+            .find(|e| name.starts_with(e.code()))
+            .unwrap_or_else(|| panic!("{name}: not named after an exception code"));
+        let input = std::fs::read(f).unwrap();
+        let kind = [StoreKind::Plain, StoreKind::Aes128, StoreKind::Aes256][input[0] as usize % 3];
+        let meta_len = usize::from(u16::from_le_bytes([input[1], input[2]]));
+        let (meta, data) = input[3..].split_at(meta_len.min(input.len() - 3));
+        let work = tempfile::tempdir().unwrap();
+        let state = work.path().join("state");
+        std::fs::create_dir_all(&state).unwrap();
+        std::fs::write(state.join("faults"), data).unwrap();
+        std::fs::write(state.join("faults.crc"), meta).unwrap();
+        let verdicts = judge_state(
+            &exe,
+            tag,
+            can_recover,
+            &features,
+            kind,
+            read_reader,
+            &state,
+            work.path(),
+        )
+        .unwrap();
+        for (s, p, v) in &verdicts {
+            assert!(
+                !matches!(v, Verdict::Disagree(_)),
+                "{name}: {s:?}/{}: {v}",
+                p.name()
+            );
+        }
+        assert!(
+            verdicts
+                .iter()
+                .any(|(_, _, v)| *v == Verdict::Exception(*expected)),
+            "{name}: expected exception {} among {verdicts:?}",
+            expected.code()
+        );
+    }
 }

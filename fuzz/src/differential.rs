@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use conformance::exceptions::Scope;
 use conformance::fault::official::{read_official, OfficialOutcome};
-use conformance::fault::suite::{classify, read_dump, read_reader, ReaderFn, ReaderPath};
+use conformance::fault::suite::{judge_outcomes, read_reader, ReaderPath};
 use conformance::fault::verdict::Verdict;
 use conformance::fault::writer::STORE_ID;
 use conformance::sys::SysLib;
@@ -127,19 +127,24 @@ impl DiffHarness {
             let _ = std::fs::remove_dir_all(&d);
             outcomes.push(o);
         }
-        let paths: [(ReaderPath, ReaderFn); 2] = [
-            (ReaderPath::Store, read_reader),
-            (ReaderPath::Dump, read_dump),
-        ];
-        let mut verdicts = Vec::new();
-        for (s, o) in strategies.iter().zip(&outcomes) {
-            for (path, f) in paths {
-                let r = f(&state, kind, &features, *s);
-                let v = classify(f, &features, &scope, &state, kind, *s, o, &r, &self.dir)
-                    .unwrap_or_else(|e| Verdict::Disagree(format!("harness error: {e}")));
-                verdicts.push((*s, path, v));
-            }
-        }
+        let judged: Vec<(ErrorStrategy, OfficialOutcome)> =
+            strategies.into_iter().zip(outcomes).collect();
+        let verdicts = judge_outcomes(
+            &features,
+            &scope,
+            kind,
+            read_reader,
+            &state,
+            &judged,
+            &self.dir,
+        )
+        .unwrap_or_else(|e| {
+            vec![(
+                ErrorStrategy::Discard,
+                ReaderPath::Store,
+                Verdict::Disagree(format!("harness error: {e}")),
+            )]
+        });
         DiffResult {
             verdicts,
             reader_keys: reader.as_ref().ok().map(|r| r.len()),

@@ -35,8 +35,12 @@ pub const VERSION_ACTUAL_SIZE: u32 = 3;
 /// Meta version that introduced the flags.
 pub const VERSION_FLAG: u32 = 4;
 /// Versions at or above this are "specious": the official loader treats them as
-/// [`VERSION_ACTUAL_SIZE`] with no flags.
-pub const VERSION_HOLDER: u32 = 6;
+/// [`VERSION_ACTUAL_SIZE`] with no flags (`MMKVVersionHolder`). That is 7 from v2.4.0
+/// (`MMKVVersionPreserved = 5, MMKVVersionNext = 6`); v1.3.0-v2.3.0 use 6 (their
+/// `MMKVVersionNext` is 5) and read a version-6 meta as version 3 without flags, a
+/// difference no official writer produces (they write at most version 4). The reader follows
+/// the newest loader.
+pub const VERSION_HOLDER: u32 = 7;
 
 /// Flag bit: key expiration is enabled (every value ends with a LE u32 expire time).
 pub const FLAG_KEY_EXPIRE: u64 = 1;

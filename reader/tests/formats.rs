@@ -1,6 +1,6 @@
 //! Synthesized stores for format variants the corpora cover only partly: item-size holder
 //! widths 1..=5, meta versions 1..4 (IV from the key before version 2, actual size from the
-//! data-file header before version 3, flags only from version 4), "specious" versions >= 6,
+//! data-file header before version 3, flags only from version 4), "specious" versions >= 7 (v2.4.0+),
 //! and the zero data-file header of v2.4.0+.
 
 mod common;
@@ -101,7 +101,14 @@ fn flags_only_from_version_four_and_specious_versions() {
     let mut v = vi(5);
     v.extend_from_slice(&1u32.to_le_bytes()); // expired long ago
     record(&mut r, b"k", &v);
-    for (version, expire_on) in [(4u32, true), (3, false), (5, true), (6, false), (99, false)] {
+    for (version, expire_on) in [
+        (4u32, true),
+        (3, false),
+        (5, true),
+        (6, true),
+        (7, false),
+        (99, false),
+    ] {
         let p = dir.path().join(format!("f{version}"));
         std::fs::write(&p, data_bytes(&r)).unwrap();
         let spec = MetaSpec {

@@ -1,6 +1,6 @@
 //! The official side of a damaged state: the library reopens a copy of the store with one
 //! error strategy and reads every visible key with every getter. This runs in a child process
-//! (`faults read ...`), so that a crash or a hang of the official library on damaged files is
+//! (`conformance faults read ...`), so that a crash or a hang of the official library on damaged files is
 //! recorded as an upstream finding instead of taking the harness down.
 
 use std::io::Read as _;
@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use mmkv_sys::ErrorStrategy;
 
 use crate::error::{Error, Result};
+use crate::fault::cli::ChildExe;
 use crate::fault::reads::Reads;
 use crate::fault::writer::STORE_ID;
 use crate::kind::StoreKind;
@@ -90,20 +91,17 @@ pub fn child_read_main(lib: &SysLib, kind: StoreKind, runs: &[(ErrorStrategy, &P
     }
 }
 
-/// Parent side: runs `exe read` for each `(strategy, dir)` in one child and collects one
-/// outcome per run (a crash or hang applies to the run in progress and the runs after it).
+/// Parent side: runs `conformance faults read` for each `(strategy, dir)` in one child and
+/// collects one outcome per run (a crash or hang applies to the run in progress and the runs
+/// after it).
 pub fn spawn_reads(
-    exe: &Path,
+    exe: &ChildExe,
     tag: &str,
     kind: StoreKind,
     runs: &[(ErrorStrategy, &Path)],
 ) -> Result<Vec<OfficialOutcome>> {
-    let mut cmd = Command::new(exe);
-    cmd.arg("read")
-        .arg("--tag")
-        .arg(tag)
-        .arg("--kind")
-        .arg(kind.id());
+    let mut cmd = exe.command("read");
+    cmd.arg("--tag").arg(tag).arg("--kind").arg(kind.id());
     for (s, d) in runs {
         cmd.arg(format!("--{}", strategy_name(*s))).arg(d);
     }

@@ -9,24 +9,27 @@ use mmkv_sys::ErrorStrategy;
 
 use crate::error::{Error, Result};
 use crate::exceptions::Scope;
+use crate::fault::cli::ChildExe;
 use crate::fault::damage::Damage;
 use crate::fault::official::{
     run_with_timeout, spawn_reads, strategy_name, OfficialOutcome, CHILD_TIMEOUT,
 };
 use crate::fault::reads::Reads;
-use crate::fault::verdict::{judge, Exception, ReaderOutcome, Verdict};
+use crate::fault::verdict::{
+    judge, Exception, ReaderOutcome, Verdict, LAZY_DECRYPT_MIN_LEN, LAZY_DECRYPT_SINCE,
+    SPECIOUS_V6_VERSIONS,
+};
 use crate::fault::writer::{Kill, STORE_ID};
 use crate::kind::{Features, StoreKind};
 use crate::live::SplitMix;
 use crate::official::OfficialLib;
-use crate::real::RealReader;
 use crate::sys::SysLib;
 
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct SuiteConfig {
-    /// The `faults` binary (child processes: writer and official reads).
-    pub exe: PathBuf,
+    /// The child processes' program (`conformance faults`: writer and official reads).
+    pub exe: ChildExe,
     /// Official versions to run (built tags).
     pub tags: Vec<String>,
     /// Number of damaged states to judge (spread over tags and store kinds).
@@ -70,7 +73,7 @@ impl ReaderPath {
 impl SuiteConfig {
     /// Defaults: every built tag, `states` states, seed 1, 120 ops, 6 states per writer run,
     /// failures saved under `<failures root>/faults` (see [`crate::run::failures_root`]).
-    pub fn new(exe: PathBuf, states: usize) -> SuiteConfig {
+    pub fn new(exe: ChildExe, states: usize) -> SuiteConfig {
         SuiteConfig {
             exe,
             tags: mmkv_sys::built_versions()
@@ -187,35 +190,6 @@ impl Summary {
         }
         m
     }
-
-    /// Human-readable summary (counts, then every disagreement and upstream finding).
-    pub fn render(&self) -> String {
-        let mut s = format!(
-            "fault suite: {} states judged ({} writer runs, {} killed by SIGKILL)\n",
-            self.states(),
-            self.writer_runs,
-            self.killed_runs
-        );
-        let mut per_tag: BTreeMap<&str, usize> = BTreeMap::new();
-        for r in &self.records {
-            *per_tag.entry(r.tag.as_str()).or_insert(0) += 1;
-        }
-        let tags: Vec<String> = per_tag.iter().map(|(t, n)| format!("{t}: {n}")).collect();
-        s.push_str(&format!("  per version: {}\n", tags.join(", ")));
-        for (k, n) in self.counts() {
-            s.push_str(&format!("  {k}: {n}\n"));
-        }
-        for r in self.upstream() {
-            s.push_str(&format!("  upstream finding: {}\n", r.line()));
-        }
-        for r in self.disagreements() {
-            s.push_str(&format!("  DISAGREEMENT: {}\n", r.line()));
-            if let Some(p) = &r.saved {
-                s.push_str(&format!("    saved in {}\n", p.display()));
-            }
-        }
-        s
-    }
 }
 
 fn copy_store(from: &Path, to: &Path) -> Result<()> {
@@ -258,6 +232,18 @@ pub fn read_reader(
     features: &Features,
     strategy: ErrorStrategy,
 ) -> ReaderOutcome {
+    open_store(dir, kind, strategy)
+        .map(|s| Reads::of_snapshot(&s.snapshot(), features))
+        .map_err(|e| e.to_string())
+}
+
+/// `Store::open` on the store in `dir` as `kind`, with `Options::recover` for
+/// `OnErrorRecover`.
+fn open_store(
+    dir: &Path,
+    kind: StoreKind,
+    strategy: ErrorStrategy,
+) -> mmkv_reader::Result<mmkv_reader::Store> {
     let mut opts = mmkv_reader::Options::new()
         .aes256(kind.aes256())
         .recover(strategy == ErrorStrategy::Recover);
@@ -265,8 +251,6 @@ pub fn read_reader(
         opts = opts.crypt_key(key);
     }
     mmkv_reader::Store::open(dir.join(STORE_ID), opts)
-        .map(|s| Reads::of_snapshot(&s.snapshot(), features))
-        .map_err(|e| e.to_string())
 }
 
 /// What `mmkv dump` (with `--recover` for `OnErrorRecover`) shows of the store in `dir`: its
@@ -320,9 +304,39 @@ pub fn classify(
     if ok(&judge(scope, official, &zr)) {
         return Ok(Verdict::Exception(Exception::ZeroFill));
     }
-    if let Ok(r) = reader {
-        let empty = empty_payload_keys(dir, kind);
-        if !empty.is_empty() {
+    if SPECIOUS_V6_VERSIONS.contains(&scope.version) && meta_version(dir) == Some(6) {
+        let rewritten = scratch.join("specious-meta");
+        let _ = std::fs::remove_dir_all(&rewritten);
+        copy_store(dir, &rewritten)?;
+        rewrite_specious_meta(&rewritten)?;
+        let sr = reader_fn(&rewritten, kind, features, strategy);
+        if ok(&judge(scope, official, &sr)) {
+            return Ok(Verdict::Exception(Exception::SpeciousMetaV6));
+        }
+    }
+    if let (Ok(r), OfficialOutcome::Read(o)) = (reader, official) {
+        let lazy = overlong_lazy_keys(dir, kind, strategy);
+        if scope.version >= LAZY_DECRYPT_SINCE && !lazy.is_empty() {
+            let blank = |reads: &Reads| {
+                let mut reads = reads.clone();
+                for (k, row) in reads.keys.iter_mut() {
+                    if lazy.contains(k) {
+                        row.iter_mut().for_each(|v| *v = None);
+                    }
+                }
+                reads
+            };
+            let o = OfficialOutcome::Read(blank(o));
+            if ok(&judge(scope, &o, &Ok(blank(r)))) {
+                return Ok(Verdict::Exception(Exception::CryptOverlongLength));
+            }
+        }
+    }
+    // `Store` refuses a short meta file that the official library reads zero-filled: the
+    // empty-payload keys are then judged on the zero-filled files (both differences at once).
+    let empty = empty_payload_keys(&[dir, &filled], kind, strategy);
+    if !empty.is_empty() {
+        for r in [reader, &zr].into_iter().flatten() {
             let mut without = r.clone();
             without.keys.retain(|k, _| !empty.contains(k));
             if ok(&judge(scope, official, &Ok(without))) {
@@ -333,11 +347,87 @@ pub fn classify(
     Ok(v)
 }
 
-/// Keys of an expiring store whose live value is only the expire suffix (empty payload).
-fn empty_payload_keys(dir: &Path, kind: StoreKind) -> Vec<Vec<u8>> {
-    let Ok(store) =
-        RealReader::new().open_store(&dir.join(STORE_ID), kind.crypt_key(), kind.aes256())
-    else {
+fn meta_path(dir: &Path) -> PathBuf {
+    dir.join(format!("{STORE_ID}.crc"))
+}
+
+/// The raw version field of the store's meta file.
+fn meta_version(dir: &Path) -> Option<u32> {
+    let meta = std::fs::read(meta_path(dir)).ok()?;
+    let v = meta.get(mmkv_reader::meta::OFF_VERSION..mmkv_reader::meta::OFF_VERSION + 4)?;
+    Some(u32::from_le_bytes([v[0], v[1], v[2], v[3]]))
+}
+
+/// Rewrites the meta file as v1.3.0-v2.3.0 do on open when its version is "specious"
+/// ([`Exception::SpeciousMetaV6`]): version 3, flags 0.
+fn rewrite_specious_meta(dir: &Path) -> Result<()> {
+    use mmkv_reader::meta::{OFF_FLAGS, OFF_VERSION, VERSION_ACTUAL_SIZE};
+    let p = meta_path(dir);
+    let mut meta = std::fs::read(&p).map_err(|e| Error::io(&p, e))?;
+    if let Some(v) = meta.get_mut(OFF_VERSION..OFF_VERSION + 4) {
+        v.copy_from_slice(&VERSION_ACTUAL_SIZE.to_le_bytes());
+    }
+    if let Some(f) = meta.get_mut(OFF_FLAGS..OFF_FLAGS + 8) {
+        f.fill(0);
+    }
+    std::fs::write(&p, meta).map_err(|e| Error::io(&p, e))
+}
+
+/// Bytes of the shortest varint encoding of `n`.
+fn varint_width(n: usize) -> usize {
+    let bits = usize::BITS - n.leading_zeros();
+    (bits.max(1) as usize).div_ceil(7)
+}
+
+/// Keys of an encrypted store whose live record has a value of at least
+/// [`LAZY_DECRYPT_MIN_LEN`] bytes behind a non-minimal key-length or value-length varint
+/// ([`Exception::CryptOverlongLength`]), in the region the reader locates with `strategy`
+/// (records up to the first that does not parse, as a recovered region is read).
+fn overlong_lazy_keys(dir: &Path, kind: StoreKind, strategy: ErrorStrategy) -> Vec<Vec<u8>> {
+    let Some(key) = kind.crypt_key() else {
+        return Vec::new();
+    };
+    let rules = match strategy {
+        ErrorStrategy::Discard => mmkv_reader::locate::Rules::official(),
+        ErrorStrategy::Recover => mmkv_reader::locate::Rules::recover(),
+    };
+    let opts = mmkv_reader::raw::RawOptions {
+        key: mmkv_reader::CryptKey::new(key, kind.aes256()),
+        rules,
+        ..mmkv_reader::raw::RawOptions::default()
+    };
+    let Ok(raw) = mmkv_reader::raw::read_store(&dir.join(STORE_ID), &opts) else {
+        return Vec::new();
+    };
+    let region = raw.region.as_slice();
+    let at = |s: &[u8]| s.as_ptr() as usize - region.as_ptr() as usize;
+    let mut live: BTreeMap<Vec<u8>, bool> = BTreeMap::new();
+    for rec in mmkv_reader::records::records(region).map_while(|r| r.ok()) {
+        let key_at = at(rec.key);
+        let key_end = key_at + rec.key.len();
+        let value_at = if rec.value.is_empty() {
+            key_end + 1
+        } else {
+            at(rec.value)
+        };
+        let overlong = key_at - rec.offset > varint_width(rec.key.len())
+            || value_at - key_end > varint_width(rec.value.len());
+        live.insert(
+            rec.key.to_vec(),
+            overlong && rec.value.len() >= LAZY_DECRYPT_MIN_LEN,
+        );
+    }
+    live.into_iter()
+        .filter(|(_, o)| *o)
+        .map(|(k, _)| k)
+        .collect()
+}
+
+/// Keys of an expiring store whose live value is only the expire suffix (empty payload), as
+/// the reader reads it with `strategy` (a recovered region has its own records).
+/// The first of `dirs` that `Store` opens is read (the state, then its zero-filled copy).
+fn empty_payload_keys(dirs: &[&Path], kind: StoreKind, strategy: ErrorStrategy) -> Vec<Vec<u8>> {
+    let Some(store) = dirs.iter().find_map(|d| open_store(d, kind, strategy).ok()) else {
         return Vec::new();
     };
     let snap = store.snapshot();
@@ -351,7 +441,7 @@ fn empty_payload_keys(dir: &Path, kind: StoreKind) -> Vec<Vec<u8>> {
 }
 
 fn run_writer_child(
-    exe: &Path,
+    exe: &ChildExe,
     tag: &str,
     dir: &Path,
     kind: StoreKind,
@@ -359,9 +449,8 @@ fn run_writer_child(
     ops: usize,
     kill: Kill,
 ) -> Result<bool> {
-    let mut cmd = std::process::Command::new(exe);
-    cmd.arg("write")
-        .args(["--tag", tag, "--kind", kind.id()])
+    let mut cmd = exe.command("write");
+    cmd.args(["--tag", tag, "--kind", kind.id()])
         .arg("--dir")
         .arg(dir)
         .args([
@@ -402,6 +491,72 @@ fn region_len(dir: &Path) -> (u64, u64) {
         .unwrap_or(0);
     let size = if version >= 3 { meta_size } else { header };
     (data.len() as u64, u64::from(size))
+}
+
+/// Verdicts per strategy and reader path on the store in `dir`, as official `tag` (which
+/// has the `OnErrorRecover` handler when `can_recover`) reads it: the official reads run in
+/// one child process on copies made under `scratch`; the reader paths are `reader`
+/// (`Store`) and [`read_dump`].
+#[allow(clippy::too_many_arguments)]
+pub fn judge_state(
+    exe: &ChildExe,
+    tag: &str,
+    can_recover: bool,
+    features: &Features,
+    kind: StoreKind,
+    reader: ReaderFn,
+    dir: &Path,
+    scratch: &Path,
+) -> Result<Vec<(ErrorStrategy, ReaderPath, Verdict)>> {
+    let scope = Scope::of_kind(tag, kind)
+        .ok_or_else(|| Error::Other(format!("{tag}: not a vMAJOR.MINOR.PATCH tag")))?;
+    let mut strategies = vec![ErrorStrategy::Discard];
+    if can_recover {
+        strategies.push(ErrorStrategy::Recover);
+    }
+    let mut dirs = Vec::new();
+    for s in &strategies {
+        let d = scratch.join(format!("official-{}", strategy_name(*s)));
+        let _ = std::fs::remove_dir_all(&d);
+        copy_store(dir, &d)?;
+        dirs.push(d);
+    }
+    let runs: Vec<(ErrorStrategy, &Path)> = strategies
+        .iter()
+        .copied()
+        .zip(dirs.iter().map(|d| d.as_path()))
+        .collect();
+    let outcomes = spawn_reads(exe, tag, kind, &runs)?;
+    for d in &dirs {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    let judged: Vec<(ErrorStrategy, OfficialOutcome)> =
+        strategies.into_iter().zip(outcomes).collect();
+    judge_outcomes(features, &scope, kind, reader, dir, &judged, scratch)
+}
+
+/// Verdicts per strategy and reader path (`reader` as `Store`, and [`read_dump`]) on the
+/// store in `dir`, given what the official library did with each strategy.
+pub fn judge_outcomes(
+    features: &Features,
+    scope: &Scope,
+    kind: StoreKind,
+    reader: ReaderFn,
+    dir: &Path,
+    official: &[(ErrorStrategy, OfficialOutcome)],
+    scratch: &Path,
+) -> Result<Vec<(ErrorStrategy, ReaderPath, Verdict)>> {
+    let mut verdicts = Vec::new();
+    let paths: [(ReaderPath, ReaderFn); 2] =
+        [(ReaderPath::Store, reader), (ReaderPath::Dump, read_dump)];
+    for (s, o) in official {
+        for (path, f) in paths {
+            let r = f(dir, kind, features, *s);
+            let v = classify(f, features, scope, dir, kind, *s, o, &r, scratch)?;
+            verdicts.push((*s, path, v));
+        }
+    }
+    Ok(verdicts)
 }
 
 /// Runs the suite; `progress` is called after every judged state.
@@ -467,42 +622,20 @@ pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> R
                 Damage::choose(&mut rng, data_len, region)
             };
             let index = summary.records.len();
-            let scope = Scope::of_kind(&tag, kind)
-                .ok_or_else(|| Error::Other(format!("{tag}: not a vMAJOR.MINOR.PATCH tag")))?;
             let sdir = work.path().join(format!("state-{index}"));
             copy_store(&base, &sdir)?;
             damage.apply(&sdir, STORE_ID)?;
             let reader = (cfg.reader)(&sdir, kind, &features, ErrorStrategy::Discard);
-            let mut strategies = vec![ErrorStrategy::Discard];
-            if can_recover {
-                strategies.push(ErrorStrategy::Recover);
-            }
-            let mut dirs = Vec::new();
-            for s in &strategies {
-                let d = work
-                    .path()
-                    .join(format!("official-{index}-{}", strategy_name(*s)));
-                copy_store(&sdir, &d)?;
-                dirs.push(d);
-            }
-            let runs: Vec<(ErrorStrategy, &Path)> = strategies
-                .iter()
-                .copied()
-                .zip(dirs.iter().map(|d| d.as_path()))
-                .collect();
-            let outcomes = spawn_reads(&cfg.exe, &tag, kind, &runs)?;
-            let mut verdicts = Vec::new();
-            let paths: [(ReaderPath, ReaderFn); 2] = [
-                (ReaderPath::Store, cfg.reader),
-                (ReaderPath::Dump, read_dump),
-            ];
-            for (s, o) in strategies.iter().zip(&outcomes) {
-                for (path, f) in paths {
-                    let r = f(&sdir, kind, &features, *s);
-                    let v = classify(f, &features, &scope, &sdir, kind, *s, o, &r, work.path())?;
-                    verdicts.push((*s, path, v));
-                }
-            }
+            let verdicts = judge_state(
+                &cfg.exe,
+                &tag,
+                can_recover,
+                &features,
+                kind,
+                cfg.reader,
+                &sdir,
+                work.path(),
+            )?;
             let mut rec = StateRecord {
                 index,
                 tag: tag.clone(),
@@ -528,9 +661,7 @@ pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> R
                 std::fs::write(to.join("verdict.txt"), text).map_err(|e| Error::io(&to, e))?;
                 rec.saved = Some(to);
             }
-            for d in dirs.iter().chain([&sdir]) {
-                let _ = std::fs::remove_dir_all(d);
-            }
+            let _ = std::fs::remove_dir_all(&sdir);
             progress(&rec);
             summary.records.push(rec);
         }

@@ -30,12 +30,50 @@ pub enum Exception {
     /// is false and every getter reports no value; the harness counts a key as visible when
     /// `allKeys` lists it and `containsKey` keeps it, while the reader lists it (its getters
     /// also report no value). Recognised when the reader, without its empty-payload keys of
-    /// an expiring store, reads exactly what the official library read.
+    /// an expiring store, reads exactly what the official library read (on the files
+    /// zero-filled as in [`Exception::ZeroFill`] when `Store` refuses a short meta file).
     EmptyPayloadKey,
+    /// A meta file of version 6 (never written by an official writer, which writes at most
+    /// version 4; here from a flipped bit of a version-4 meta). v1.3.0-v2.3.0 call versions of
+    /// 6 and more "specious" (`MMKVVersionHolder = MMKVVersionNext + 1` with `MMKVVersionNext = 5`)
+    /// and read them as version 3 with no flags (no key expiration); v2.4.0 added
+    /// `MMKVVersionPreserved = 5`, so from v2.4.0 the limit is 7 and a version-6 meta keeps its
+    /// flags. The reader, which does not know the writer's version, follows the newest loader
+    /// (`mmkv_reader::meta::VERSION_HOLDER`). Recognised for official v1.3.0-v2.3.0 only, when
+    /// the meta's version is 6 and the reader, given the meta rewritten as those versions
+    /// rewrite it (version 3, flags 0), reads exactly what the official library read.
+    SpeciousMetaV6,
+    /// Encrypted store, a record whose value is longer than 256 bytes (the official library
+    /// keeps such values encrypted in the file and decrypts them on each read, from a saved
+    /// AES-CFB state) and whose key-length or value-length varint is longer than needed
+    /// (`e1 83 00` for 481): `CodedInputDataCrypt::readData` rolls the state back by the
+    /// *minimal* widths of the two varints (`pbRawVarint32Size`), not by the bytes it read,
+    /// so its state is off by the extra bytes and the value decrypts to garbage. The reader
+    /// decrypts the region as one stream and reads the stored value. No official writer writes
+    /// a non-minimal varint. Recognised for official v1.2.0+ (lazy decryption; v1.1.x has no
+    /// `CodedInputDataCrypt`) when those keys are exactly the ones that differ, and only in
+    /// their values: without their getter results both sides agree.
+    CryptOverlongLength,
 }
 
 /// Every exception, for the README table and the summary.
-pub const EXCEPTIONS: [Exception; 2] = [Exception::ZeroFill, Exception::EmptyPayloadKey];
+pub const EXCEPTIONS: [Exception; 4] = [
+    Exception::ZeroFill,
+    Exception::EmptyPayloadKey,
+    Exception::SpeciousMetaV6,
+    Exception::CryptOverlongLength,
+];
+
+/// The official versions that decrypt large values lazily from a saved AES state
+/// ([`Exception::CryptOverlongLength`]).
+pub const LAZY_DECRYPT_SINCE: (u32, u32, u32) = (1, 2, 0);
+
+/// Values longer than this stay encrypted in the file (`MediumBufferSize()`, v1.2.0+).
+pub const LAZY_DECRYPT_MIN_LEN: usize = 257;
+
+/// The official versions that read a version-6 meta as version 3 without flags
+/// ([`Exception::SpeciousMetaV6`]): v1.3.0 up to, not including, v2.4.0.
+pub const SPECIOUS_V6_VERSIONS: std::ops::Range<(u32, u32, u32)> = (1, 3, 0)..(2, 4, 0);
 
 impl Exception {
     /// Short code used in reports.
@@ -43,6 +81,8 @@ impl Exception {
         match self {
             Exception::ZeroFill => "zero-fill",
             Exception::EmptyPayloadKey => "empty-payload-key",
+            Exception::SpeciousMetaV6 => "specious-meta-v6",
+            Exception::CryptOverlongLength => "crypt-overlong-length",
         }
     }
 
@@ -54,6 +94,12 @@ impl Exception {
             }
             Exception::EmptyPayloadKey => {
                 "expiring store, value = only the expire suffix: official allKeys lists the key but containsKey is false; the reader lists it"
+            }
+            Exception::SpeciousMetaV6 => {
+                "meta version 6 (no official writer writes it): v1.3.0-v2.3.0 read it as version 3 without flags, v2.4.0+ and the reader keep its flags"
+            }
+            Exception::CryptOverlongLength => {
+                "encrypted store, value > 256 bytes behind a non-minimal length varint: official v1.2.0+ rewind their AES state by the minimal varint width and decrypt the value wrong; the reader reads the stored value"
             }
         }
     }

@@ -1,0 +1,173 @@
+//! The result of a fault-suite run as the report carries it (text, JSON, summary line) and as
+//! `conformance faults run` prints it: counts per version and per verdict, every disagreement
+//! and every upstream finding. A run that judged no state has not passed.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::fault::suite::Summary;
+
+/// What a fault-suite run judged.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FaultSection {
+    /// Seed of the run (writer workloads, kill points, damage).
+    pub seed: u64,
+    /// Damaged states judged.
+    pub states: u64,
+    /// Official writer runs.
+    pub writer_runs: u64,
+    /// Writer runs that ended by SIGKILL.
+    pub killed_runs: u64,
+    /// States per official version.
+    pub per_version: BTreeMap<String, u64>,
+    /// `strategy/reader-path verdict` -> count (`discard/store agree`, ...).
+    pub verdicts: BTreeMap<String, u64>,
+    /// One line per state with an unexplained difference (fails the run).
+    pub disagreements: Vec<String>,
+    /// One line per state where the official library crashed, hung or failed.
+    pub upstream: Vec<String>,
+    /// Wall-clock seconds the run took (summed over merged sections).
+    pub seconds: f64,
+}
+
+impl FaultSection {
+    /// The section of a suite run with `seed`.
+    pub fn of(summary: &Summary, seed: u64) -> FaultSection {
+        let mut per_version = BTreeMap::new();
+        for r in &summary.records {
+            *per_version.entry(r.tag.clone()).or_insert(0) += 1;
+        }
+        let line = |r: &crate::fault::suite::StateRecord| match &r.saved {
+            Some(p) => format!("{} (saved in {})", r.line(), p.display()),
+            None => r.line(),
+        };
+        FaultSection {
+            seed,
+            states: summary.states() as u64,
+            writer_runs: summary.writer_runs as u64,
+            killed_runs: summary.killed_runs as u64,
+            per_version,
+            verdicts: summary
+                .counts()
+                .into_iter()
+                .map(|(k, n)| (k, n as u64))
+                .collect(),
+            disagreements: summary.disagreements().into_iter().map(line).collect(),
+            upstream: summary.upstream().into_iter().map(line).collect(),
+            seconds: 0.0,
+        }
+    }
+
+    /// Passed: some state was judged and none disagrees.
+    pub fn passed(&self) -> bool {
+        self.states > 0 && self.disagreements.is_empty()
+    }
+
+    /// The sections of several runs (report shards) as one; `None` when there is none.
+    pub fn merge(sections: impl IntoIterator<Item = FaultSection>) -> Option<FaultSection> {
+        let mut it = sections.into_iter();
+        let mut m = it.next()?;
+        for s in it {
+            m.states += s.states;
+            m.writer_runs += s.writer_runs;
+            m.killed_runs += s.killed_runs;
+            for (k, n) in s.per_version {
+                *m.per_version.entry(k).or_insert(0) += n;
+            }
+            for (k, n) in s.verdicts {
+                *m.verdicts.entry(k).or_insert(0) += n;
+            }
+            m.disagreements.extend(s.disagreements);
+            m.upstream.extend(s.upstream);
+            m.seconds += s.seconds;
+        }
+        Some(m)
+    }
+
+    /// For the report's summary line: `1000 fault state(s), 0 disagreeing, 0 upstream finding(s)`.
+    pub fn phrase(&self) -> String {
+        format!(
+            "{} fault state(s) judged, {} disagreeing, {} upstream finding(s)",
+            self.states,
+            self.disagreements.len(),
+            self.upstream.len()
+        )
+    }
+
+    /// Human-readable: counts, then every upstream finding and every disagreement.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "fault suite: {} — {} states judged ({} writer runs, {} killed by SIGKILL; seed {}; {:.1} s)",
+            if self.passed() { "PASS" } else { "FAIL" },
+            self.states,
+            self.writer_runs,
+            self.killed_runs,
+            self.seed,
+            self.seconds
+        );
+        let tags: Vec<String> = self
+            .per_version
+            .iter()
+            .map(|(t, n)| format!("{t}: {n}"))
+            .collect();
+        let _ = writeln!(s, "  per version: {}", tags.join(", "));
+        for (k, n) in &self.verdicts {
+            let _ = writeln!(s, "  {k}: {n}");
+        }
+        for u in &self.upstream {
+            let _ = writeln!(s, "  upstream finding: {u}");
+        }
+        for d in &self.disagreements {
+            let _ = writeln!(s, "  DISAGREEMENT: {d}");
+        }
+        if self.states == 0 {
+            let _ = writeln!(s, "  no state was judged: the suite has not passed");
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn section(states: u64, disagreements: &[&str]) -> FaultSection {
+        FaultSection {
+            states,
+            writer_runs: states / 6 + 1,
+            per_version: [("v2.4.2".to_string(), states)].into_iter().collect(),
+            verdicts: [("discard/store agree".to_string(), states)]
+                .into_iter()
+                .collect(),
+            disagreements: disagreements.iter().map(|d| d.to_string()).collect(),
+            ..FaultSection::default()
+        }
+    }
+
+    #[test]
+    fn nothing_judged_or_a_disagreement_fails() {
+        assert!(section(10, &[]).passed());
+        assert!(!section(0, &[]).passed(), "zero states is no pass");
+        assert!(!section(10, &["#3 ..."]).passed());
+        assert!(section(0, &[]).to_text().contains("FAIL"));
+    }
+
+    #[test]
+    fn merge_sums_and_keeps_every_line() {
+        let m = FaultSection::merge([section(10, &[]), section(5, &["#1 x"])]).unwrap();
+        assert_eq!(m.states, 15);
+        assert_eq!(m.per_version["v2.4.2"], 15);
+        assert_eq!(m.verdicts["discard/store agree"], 15);
+        assert_eq!(m.disagreements, vec!["#1 x".to_string()]);
+        assert!(!m.passed());
+        assert!(FaultSection::merge(Vec::new()).is_none());
+        let json = serde_json::to_string(&m).unwrap();
+        let back: FaultSection = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, m);
+    }
+}
