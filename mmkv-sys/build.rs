@@ -12,6 +12,11 @@
 //!   it is left unbuilt, with its reason, see `mmkv_sys::unbuilt()`).
 //! - `MMKV_SYS_JOBS` how many versions to build at once (default: the available cores).
 //! - `MMKV_GIT_TIMEOUT` seconds a `git fetch` may take (default 300).
+//! - `MMKV_SYS_CACHE` where built libraries are kept (default `<target dir>/mmkv-sys-cache`).
+//!
+//! Built libraries live outside OUT_DIR, in one directory per (tag, pinned `Core/` tree, flags,
+//! compiler), so every cargo profile (debug for `cargo test`, release for the report) links the
+//! same build: a version's Core is compiled once, and nothing is rebuilt when nothing changed.
 
 #[path = "src/caps.rs"]
 mod caps;
@@ -166,6 +171,14 @@ fn main() {
     }
 
     let compiler = cc::Build::new().cpp(true).get_compiler();
+    let cache = env("MMKV_SYS_CACHE").map(PathBuf::from).unwrap_or_else(|| {
+        // OUT_DIR = <target dir>[/<triple>]/<profile>/build/mmkv-sys-<hash>/out
+        out.ancestors()
+            .nth(4)
+            .unwrap_or(&out)
+            .join("mmkv-sys-cache")
+    });
+    let cxx = Compiler::identify(compiler.path());
     let parallel: usize = env("MMKV_SYS_JOBS")
         .and_then(|j| j.parse().ok())
         .filter(|&j| j > 0)
@@ -181,13 +194,7 @@ fn main() {
                     break;
                 };
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    build_version(
-                        job,
-                        &core.path,
-                        &out,
-                        &manifest.join("shim"),
-                        compiler.path(),
-                    )
+                    build_version(job, &core.path, &cache, &manifest.join("shim"), &cxx)
                 }))
                 .unwrap_or_else(|_| Err("the cmake build panicked (see the output above)".into()));
                 let r = r.map(|library| Built {
@@ -202,11 +209,26 @@ fn main() {
         }
     });
     let mut built = Vec::new();
+    let mut failed = Vec::new();
     for (tag, r) in results.into_inner().expect("results") {
         match r {
             Ok(b) => built.push(b),
-            Err(e) => fail(&format!("building {tag} failed: {e}")),
+            Err(e) => failed.push((tag, e)),
         }
+    }
+    if !failed.is_empty() {
+        failed.sort_by_key(|(t, _)| (tag_number(t), t.clone()));
+        let names: Vec<&str> = failed.iter().map(|(t, _)| t.as_str()).collect();
+        let details: Vec<String> = failed
+            .iter()
+            .map(|(t, e)| format!("building {t} failed: {e}"))
+            .collect();
+        fail(&format!(
+            "{} version(s) failed to build: {}\n\n{}",
+            failed.len(),
+            names.join(", "),
+            details.join("\n\n")
+        ));
     }
     built.sort_by_key(|b| (tag_number(&b.tag), b.tag.clone()));
     unbuilt.sort_by_key(|(t, _)| (tag_number(t), t.clone()));
@@ -284,44 +306,144 @@ fn hash_of<T: Hash>(t: T) -> u64 {
     h.finish()
 }
 
-/// cmake-builds Core (static, PIC, Release) and links shim + Core into libmmkv_shim_<tag>.so.
+/// The C++ compiler: its path and what it says it is (part of every build key).
+struct Compiler {
+    path: PathBuf,
+    id: String,
+}
+
+impl Compiler {
+    fn identify(path: &Path) -> Compiler {
+        let id = Command::new(path)
+            .arg("--version")
+            .output()
+            .map(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .unwrap_or_default();
+        Compiler {
+            path: path.to_path_buf(),
+            id,
+        }
+    }
+}
+
+/// Holds an exclusive `flock` on `<dir>/.lock`: one build of a cache entry at a time, across
+/// concurrent cargo processes (a debug and a release build of the same tag wait for each other).
+fn lock_dir(dir: &Path) -> Result<std::fs::File, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(".lock"))
+        .map_err(|e| format!("lock {}: {e}", dir.display()))?;
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+        .map_err(|e| format!("lock {}: {e}", dir.display()))?;
+    Ok(file)
+}
+
+/// Writes `data` to `path` unless it already holds exactly that (via a temporary file and a
+/// rename, so a reader never sees half a file).
+fn write_if_changed(path: &Path, data: &[u8]) -> Result<(), String> {
+    if std::fs::read(path).ok().as_deref() == Some(data) {
+        return Ok(());
+    }
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, data).map_err(|e| format!("write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("rename to {}: {e}", path.display()))
+}
+
+/// cmake-builds Core (static, PIC, Release, one unity translation unit per 32 sources) and
+/// links shim + Core into libmmkv_shim_<tag>.so, both in the version's cache directory
+/// `<cache>/<tag>-<key>`, key = (tag, pinned Core tree or override path, flags, compiler).
 fn build_version(
     job: &Job,
     core: &Path,
-    out: &Path,
+    cache: &Path,
     shim: &Path,
-    cxx: &Path,
+    cxx: &Compiler,
 ) -> Result<PathBuf, String> {
     let tag = &job.name;
     let number = job.entry.tag.number();
     let flags = job.entry.cxxflags();
-    let build_root = out
-        .join("cores")
-        .join(format!("{tag}-{:016x}", hash_of((core, flags))));
-    let mut cfg = cmake::Config::new(core);
-    cfg.out_dir(&build_root)
-        .profile("Release")
-        .build_target("core")
-        .define("CMAKE_POSITION_INDEPENDENT_CODE", "ON")
-        .define("CMAKE_CXX_COMPILER", cxx);
-    if !flags.is_empty() {
-        cfg.cxxflag(flags.join(" "));
-    }
-    let dst = cfg.build();
-    let libcore = dst.join("build").join("libcore.a");
-    if !libcore.is_file() {
-        return Err(format!("cmake produced no {}", libcore.display()));
+    let unity_exclude = job.entry.unity_exclude();
+    // A pinned tree names the sources exactly; an override directory is only named by its path
+    // (cmake's own dependency tracking then sees its edits).
+    let pinned = job
+        .override_dir
+        .is_none()
+        .then(|| job.entry.source.git.as_ref().map(|g| g.core_tree.clone()))
+        .flatten();
+    let source_id = pinned.clone().unwrap_or_else(|| core.display().to_string());
+    let key = format!(
+        "{tag};{source_id};{flags:?};{unity_exclude:?};{};{}",
+        cxx.path.display(),
+        cxx.id
+    );
+    let dir = cache.join(format!("{tag}-{:016x}", hash_of(&key)));
+    let _lock = lock_dir(&dir)?;
+
+    let build_root = dir.join("core");
+    let libcore = build_root.join("build").join("libcore.a");
+    let stamp = dir.join("core.stamp");
+    let up_to_date = pinned.is_some()
+        && libcore.is_file()
+        && std::fs::read_to_string(&stamp).ok().as_deref() == Some(key.as_str());
+    if !up_to_date {
+        let mut cfg = cmake::Config::new(core);
+        cfg.out_dir(&build_root)
+            .profile("Release")
+            .build_target("core")
+            .define("CMAKE_POSITION_INDEPENDENT_CODE", "ON")
+            // One translation unit per batch of sources: Core's headers are parsed once per
+            // batch instead of once per file (half the compile time).
+            .define("CMAKE_UNITY_BUILD", "ON")
+            .define("CMAKE_UNITY_BUILD_BATCH_SIZE", "32")
+            .define("CMAKE_CXX_COMPILER", &cxx.path);
+        if !unity_exclude.is_empty() {
+            // Included right after Core's `project()`, before its sources are added.
+            let script = dir.join("unity-exclude.cmake");
+            let mut text = String::new();
+            for f in unity_exclude {
+                let _ = writeln!(
+                    text,
+                    "set_source_files_properties(\"{f}\" PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)"
+                );
+            }
+            std::fs::write(&script, text)
+                .map_err(|e| format!("write {}: {e}", script.display()))?;
+            cfg.define("CMAKE_PROJECT_INCLUDE", &script);
+        }
+        if !flags.is_empty() {
+            cfg.cxxflag(flags.join(" "));
+        }
+        cfg.build();
+        if !libcore.is_file() {
+            return Err(format!("cmake produced no {}", libcore.display()));
+        }
+        std::fs::write(&stamp, &key).map_err(|e| format!("write {}: {e}", stamp.display()))?;
     }
     // Core links the system zlib when its CMakeLists finds one (else it embeds its own).
-    let cache =
-        std::fs::read_to_string(dst.join("build").join("CMakeCache.txt")).unwrap_or_default();
-    let zlib = cache
+    let cmake_cache = std::fs::read_to_string(build_root.join("build").join("CMakeCache.txt"))
+        .unwrap_or_default();
+    let zlib = cmake_cache
         .lines()
         .find_map(|l| l.strip_prefix("zlib:FILEPATH="))
         .filter(|p| !p.ends_with("NOTFOUND"))
         .map(str::to_string);
 
-    let so = out.join(format!("libmmkv_shim_{tag}.so"));
+    // The capability bits header, next to the library (the same for every profile).
+    let include = dir.join("include");
+    std::fs::create_dir_all(&include).map_err(|e| format!("create {}: {e}", include.display()))?;
+    write_if_changed(&include.join("shim_caps.h"), caps::c_header().as_bytes())?;
+
+    let so = dir.join(format!("libmmkv_shim_{tag}.so"));
+    let tmp_so = dir.join(format!("libmmkv_shim_{tag}.so.tmp"));
     let mut args: Vec<String> = vec![
         "-std=c++20".into(),
         "-O2".into(),
@@ -335,7 +457,7 @@ fn build_version(
     args.extend(flags.iter().cloned());
     args.extend([
         format!("-I{}", shim.display()),
-        format!("-I{}", out.display()),
+        format!("-I{}", include.display()),
         format!("-I{}", core.display()),
         shim.join("shim.cpp").display().to_string(),
         libcore.display().to_string(),
@@ -347,7 +469,6 @@ fn build_version(
         "-Wl,-Bsymbolic".into(),
         "-Wl,--no-undefined".into(),
         "-o".into(),
-        so.display().to_string(),
     ]);
     let meta = std::fs::metadata(&libcore).map_err(|e| e.to_string())?;
     let mut fp = String::new();
@@ -355,34 +476,38 @@ fn build_version(
         shim.join("shim.cpp"),
         shim.join("shim_api.h"),
         shim.join("shim.map"),
-        out.join("shim_caps.h"),
+        include.join("shim_caps.h"),
     ] {
         let _ = write!(fp, "{:x};", hash_of(std::fs::read(f).unwrap_or_default()));
     }
     let _ = write!(
         fp,
-        "{:?};{};{:?};{:?}",
+        "{:?};{};{:?};{}",
         args,
         meta.len(),
         meta.modified().ok(),
-        cxx
+        key
     );
     let fp_file = so.with_extension("so.fingerprint");
     if so.is_file() && std::fs::read_to_string(&fp_file).ok().as_deref() == Some(fp.as_str()) {
         return Ok(so);
     }
-    let output = Command::new(cxx)
+    let output = Command::new(&cxx.path)
         .args(&args)
+        .arg(&tmp_so)
         .output()
-        .map_err(|e| format!("cannot run {}: {e}", cxx.display()))?;
+        .map_err(|e| format!("cannot run {}: {e}", cxx.path.display()))?;
     if !output.status.success() {
         return Err(format!(
-            "compiling/linking the shim failed:\n{} {}\n{}",
-            cxx.display(),
+            "compiling/linking the shim failed:\n{} {} {}\n{}",
+            cxx.path.display(),
             args.join(" "),
+            tmp_so.display(),
             String::from_utf8_lossy(&output.stderr)
         ));
     }
+    // A rename: a process that has the previous library loaded keeps its (unlinked) copy.
+    std::fs::rename(&tmp_so, &so).map_err(|e| format!("rename to {}: {e}", so.display()))?;
     std::fs::write(&fp_file, fp).map_err(|e| e.to_string())?;
     Ok(so)
 }

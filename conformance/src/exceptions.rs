@@ -18,6 +18,10 @@ pub enum Difference {
     /// The official key set changed across close/reopen: the library cannot read back its own
     /// files, so there is no trustworthy reference for the reader.
     OfficialLostOwnFiles,
+    /// The official key set grew across close/reopen: the reopened instance lists every key
+    /// the live instance had plus keys the workload removed; the reader agrees with the live
+    /// instance.
+    OfficialResurrectsRemovedKeys,
     /// The reopened official instance does not return the value last written for a key (its
     /// getter of the written type returns something else or nothing), and the reader returns
     /// exactly that value: the library cannot read back its own write.
@@ -37,6 +41,9 @@ impl Difference {
             }
             Difference::OfficialLostOwnFiles => {
                 "official key set changes across close/reopen (it cannot read back its own files)"
+            }
+            Difference::OfficialResurrectsRemovedKeys => {
+                "reopened official lists removed keys again (its key set grows across close/reopen; nothing live is lost); reader agrees with the live instance"
             }
             Difference::OfficialMisreadsOwnWrite => {
                 "reopened official does not return the value last written for a key; the reader returns exactly that value"
@@ -90,6 +97,8 @@ pub enum Configs {
     All,
     /// Encrypted stores opened single-process.
     EncryptedSingleProcess,
+    /// Encrypted stores (any process mode).
+    Encrypted,
 }
 
 impl Configs {
@@ -97,6 +106,7 @@ impl Configs {
         match self {
             Configs::All => true,
             Configs::EncryptedSingleProcess => s.encrypted && !s.multi_process,
+            Configs::Encrypted => s.encrypted,
         }
     }
 
@@ -104,6 +114,7 @@ impl Configs {
         match self {
             Configs::All => "all",
             Configs::EncryptedSingleProcess => "encrypted, single-process",
+            Configs::Encrypted => "encrypted",
         }
     }
 }
@@ -159,6 +170,14 @@ pub const TABLE: &[Exception] = &[
         last: (1, 3, 7),
         configs: Configs::EncryptedSingleProcess,
         why: "large encrypted values are decrypted on demand from a saved cipher state, which the same bug records wrongly: the library returns garbage or nothing for its own write",
+    },
+    Exception {
+        difference: Difference::OfficialResurrectsRemovedKeys,
+        reference: "upstream v1.2.3 fix of MiniPBCoder::decodeOneMap (encrypted map)",
+        first: (1, 2, 0),
+        last: (1, 2, 2),
+        configs: Configs::Encrypted,
+        why: "the encrypted loader of v1.2.0-v1.2.2 decides keep-or-delete on the holder's valueSize instead of realValueSize; for small records stored inline that field overlaps the inline bytes, so a deletion record can keep its key: removed keys come back after a reopen; the file says they were removed",
     },
     Exception {
         difference: Difference::DefaultForAbsentScalar,
@@ -229,6 +248,16 @@ mod tests {
             &scope("v2.0.0", true, false)
         )
         .is_none());
+    }
+
+    #[test]
+    fn resurrected_keys_only_in_v1_2_0_to_v1_2_2_encrypted() {
+        let d = Difference::OfficialResurrectsRemovedKeys;
+        assert!(accepted(d, &scope("v1.2.0", true, false)).is_some());
+        assert!(accepted(d, &scope("v1.2.2", true, true)).is_some());
+        assert!(accepted(d, &scope("v1.2.3", true, false)).is_none());
+        assert!(accepted(d, &scope("v1.1.2", true, false)).is_none());
+        assert!(accepted(d, &scope("v1.2.1", false, false)).is_none());
     }
 
     #[test]

@@ -195,9 +195,12 @@ impl RunOutcome {
     /// True when the official library lost its own files (an accepted upstream bug) and the
     /// run stopped comparing there.
     pub fn official_lost_files(&self) -> bool {
-        self.divergences
-            .iter()
-            .any(|d| d.exception.difference == Difference::OfficialLostOwnFiles)
+        self.divergences.iter().any(|d| {
+            matches!(
+                d.exception.difference,
+                Difference::OfficialLostOwnFiles | Difference::OfficialResurrectsRemovedKeys
+            )
+        })
     }
 
     /// The differing reads, one per line (accepted upstream divergences last).
@@ -867,7 +870,13 @@ impl<'a> Runner<'a> {
                 ),
                 reader: "n/a".to_string(),
             };
-            if let Some(exception) = accepted(Difference::OfficialLostOwnFiles, &scope) {
+            // Only keys added back (every live key kept) is its own, narrower difference.
+            let difference = if live_keys.is_subset(&reopened_keys) {
+                Difference::OfficialResurrectsRemovedKeys
+            } else {
+                Difference::OfficialLostOwnFiles
+            };
+            if let Some(exception) = accepted(difference, &scope) {
                 self.divergences.push(Divergence {
                     stage: stage.to_string(),
                     mismatch: m,

@@ -53,13 +53,22 @@ fn versions_side_by_side() {
         let data = tmp.path().join(lib.tag()).join("side");
         assert!(data.is_file(), "{} wrote no data file", lib.tag());
         let h = holder(&data);
-        let random = lib.features().has(Feature::RandomItemSizeHolder);
-        if !lib.features().is_empty() {
-            // Fixed holder 0x00ffffff as a 4-byte varint before v1.3.9; random after.
+        let features = lib.features();
+        if features.has(Feature::ItemSizeHolder) {
+            // A 4-byte holder: the fixed varint 0x00ffffff, or random from v1.3.9.
             assert_eq!(
                 h == [0xff, 0xff, 0xff, 0x07],
-                !random,
+                !features.has(Feature::RandomItemSizeHolder),
                 "{} item-size holder {h:02x?}",
+                lib.tag()
+            );
+        } else {
+            // No holder (v1.1.x): the region starts with the varint of the dictionary's
+            // encoded size, shorter than a holder.
+            let varint_len = h.iter().position(|b| b & 0x80 == 0).map(|i| i + 1);
+            assert!(
+                matches!(varint_len, Some(1..=3)),
+                "{} starts its data region with {h:02x?}, not a short size varint",
                 lib.tag()
             );
         }

@@ -66,6 +66,9 @@ features! {
     MmkvConfig = 13, "mmkv_config", api: true, "MMKVConfig all-in-one open parameters (v2.4.0+)";
     /// The data file's first 4 bytes (old-style actual size) are always 0 (v2.4.0+).
     ZeroHeaderSize = 14, "zero_header_size", api: false, "the data file's old-style actual size is always 0 (v2.4.0+)";
+    /// The data region starts with a 4-byte item-size holder (varint `0x00ffffff`, random from
+    /// v1.3.9) (v1.2.0+); v1.1.x start it with the varint of the dictionary's encoded size.
+    ItemSizeHolder = 15, "item_size_holder", api: false, "the data region starts with a 4-byte item-size holder (v1.2.0+)";
 }
 
 impl Feature {

@@ -115,6 +115,10 @@ pub struct BuildExtras {
     /// Extra C++ compiler flags for the Core build and the shim.
     #[serde(default)]
     pub cxxflags: Vec<String>,
+    /// Core sources compiled as their own translation unit instead of inside the unity build
+    /// (a file whose file-scope names collide with another source's).
+    #[serde(default)]
+    pub unity_exclude: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -254,6 +258,14 @@ impl VersionEntry {
             .map(|b| b.cxxflags.as_slice())
             .unwrap_or(&[])
     }
+
+    /// Core sources kept out of the unity build (empty when none).
+    pub fn unity_exclude(&self) -> &[String] {
+        self.build
+            .as_ref()
+            .map(|b| b.unity_exclude.as_slice())
+            .unwrap_or(&[])
+    }
 }
 
 /// Parses the text of a `versions.yaml` and checks it (see [`VersionsFile::validate`]).
@@ -281,7 +293,9 @@ pub fn parse_versions_lenient(text: &str) -> Result<VersionsFile, VersionsError>
             keep_known(entry, &["tag", "features", "source", "build", "note"]);
             let Value::Mapping(map) = entry else { continue };
             match map.get_mut("build") {
-                Some(build @ Value::Mapping(_)) => keep_known(build, &["cxxflags"]),
+                Some(build @ Value::Mapping(_)) => {
+                    keep_known(build, &["cxxflags", "unity_exclude"])
+                }
                 Some(_) => {
                     map.remove("build");
                 }
