@@ -8,19 +8,33 @@
 //! - `IgnoreExpiry`: a clock stuck at 1 s after the epoch, so expired keys stay visible
 //!   (checked with already-expired keys from wrapped durations, and with a 1-second duration
 //!   and a real sleep);
-//! - `ClockFarAhead`: a clock at `u32::MAX`, so every key with an expire time is gone.
+//! - `ClockFarAhead`: a clock at `u32::MAX`, so every key with an expire time is gone;
+//! - `VecBoolDropsLast`: `get_vec_bool` loses the last element (caught only because the
+//!   workloads write `std::vector<bool>` and the comparison reads it);
+//! - `KeysAsCStrings`: keys handled as C strings of UTF-8 (cut at the first NUL, invalid bytes
+//!   replaced), so byte keys are lost (caught by the NUL and non-UTF-8 keys of the key pool);
+//! - `Stale::EncryptedAppend`: a reader whose CFB continuation is broken, emulated by what it
+//!   amounts to: in an encrypted store a partial (append-only) reload fails and the previous
+//!   snapshot keeps serving until the next full reload (caught only by the long-lived reader);
+//! - `Stale::ExpireFlag`: a long-lived reader that cannot follow `enableAutoKeyExpire` /
+//!   `disableAutoKeyExpire` on a populated store (its reload fails once the meta's key-expire
+//!   flag differs from the one it opened with);
+//! - `Stale::MetaVersion`: a long-lived reader that cannot follow a version migration (its
+//!   reload fails once the meta version differs from the one it opened with, as when a v1.2
+//!   file is continued by v1.3+); not caught by single-version workloads, caught by migration.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use conformance::golden::{check_corpus_dir, corpus_root};
 use conformance::official::OfficialLib;
-use conformance::prop::{check_property, PropConfig, PropOutcome};
+use conformance::prop::{check_migration, check_property, PropConfig, PropOutcome};
+use conformance::real::read_snapshot;
 use conformance::run::load_repro;
 use conformance::sys::{built_versions, SysLib};
-use conformance::workload::{GenConfig, Op, Workload, PAST_EXPIRE, SHORT_EXPIRE};
+use conformance::workload::{GenConfig, Op, Repro, Workload, PAST_EXPIRE, SHORT_EXPIRE};
 use conformance::{ReaderFactory, ReaderView, RealReader, StoreKind, Value, ValueType};
-use mmkv_reader::FixedClock;
+use mmkv_reader::{FixedClock, ReloadStats, Snapshot, Store};
 
 /// Decodes `getInt32` through the u32 getter (a classic sign bug).
 struct I32ViaU32(RealReader);
@@ -103,19 +117,38 @@ fn expect_failure(
     cases: u32,
     max_shrink_iters: u32,
 ) -> Workload {
-    let out = tempfile::tempdir().expect("tempdir");
-    let cfg = PropConfig {
+    expect_failure_in(&[lib], kind, reader, gen, cases, max_shrink_iters).workload
+}
+
+fn prop_config(cases: u32, gen: GenConfig, max_shrink_iters: u32, dir: &Path) -> PropConfig {
+    PropConfig {
         cases,
         seed: Some(7),
         gen,
         max_shrink_iters,
         source_file: None,
         save_failures: true,
-        failures_dir: out.path().to_path_buf(),
+        failures_dir: dir.to_path_buf(),
         running: None,
-    };
-    match check_property(lib, kind, reader, &cfg) {
-        PropOutcome::Pass { .. } => panic!("{} was not caught on {}", reader.name(), lib.tag()),
+    }
+}
+
+/// [`expect_failure`] for a run through several versions in turn (version migration when
+/// more than one); returns the minimal repro, continuations included.
+fn expect_failure_in(
+    libs: &[&SysLib],
+    kind: StoreKind,
+    reader: &dyn ReaderFactory,
+    gen: GenConfig,
+    cases: u32,
+    max_shrink_iters: u32,
+) -> Repro {
+    let out = tempfile::tempdir().expect("tempdir");
+    let cfg = prop_config(cases, gen, max_shrink_iters, out.path());
+    let dyn_libs: Vec<&dyn OfficialLib> = libs.iter().map(|l| *l as &dyn OfficialLib).collect();
+    let tags: Vec<&str> = libs.iter().map(|l| l.tag()).collect();
+    match check_migration(&dyn_libs, kind, reader, &cfg) {
+        PropOutcome::Pass { .. } => panic!("{} was not caught on {tags:?}", reader.name()),
         PropOutcome::Fail {
             minimal,
             message,
@@ -148,7 +181,8 @@ fn expect_failure(
             assert_eq!(repro.kind, kind);
             let diff = std::fs::read_to_string(saved.join("diff.txt")).unwrap();
             assert!(!diff.trim().is_empty(), "diff.txt is empty");
-            minimal
+            eprintln!("  continuations: {:?}", repro.then);
+            repro
         }
     }
 }
@@ -255,4 +289,282 @@ fn golden_check_catches_i32_via_u32() {
     assert!(!check.passed(), "broken reader passed the golden corpus");
     let good = check_corpus_dir(&corpus_root().join("v2.0.0"), &RealReader::new()).unwrap();
     assert!(good.passed());
+}
+
+/// A reader view wrapping the real one, with one getter or the key handling broken.
+struct Broken {
+    name: &'static str,
+    bug: Bug,
+}
+
+#[derive(Clone, Copy)]
+enum Bug {
+    /// `get_vec_bool` drops the last element.
+    VecBoolDropsLast,
+    /// Keys cut at the first NUL and decoded as lossy UTF-8.
+    KeysAsCStrings,
+}
+
+struct BrokenView(Box<dyn ReaderView>, Bug);
+
+impl ReaderFactory for Broken {
+    fn name(&self) -> String {
+        format!("broken: {}", self.name)
+    }
+
+    fn open(
+        &self,
+        path: &Path,
+        key: Option<&[u8]>,
+        aes256: bool,
+    ) -> Result<Box<dyn ReaderView>, String> {
+        Ok(Box::new(BrokenView(
+            RealReader::new().open(path, key, aes256)?,
+            self.bug,
+        )))
+    }
+}
+
+fn c_string(key: &[u8]) -> Vec<u8> {
+    let cut = key.iter().position(|&b| b == 0).unwrap_or(key.len());
+    String::from_utf8_lossy(&key[..cut])
+        .into_owned()
+        .into_bytes()
+}
+
+impl BrokenView {
+    fn key(&self, key: &[u8]) -> Vec<u8> {
+        match self.1 {
+            Bug::KeysAsCStrings => c_string(key),
+            Bug::VecBoolDropsLast => key.to_vec(),
+        }
+    }
+}
+
+impl ReaderView for BrokenView {
+    fn read(&self, key: &[u8], ty: ValueType) -> Option<Value> {
+        let v = self.0.read(&self.key(key), ty)?;
+        Some(match (self.1, v) {
+            (Bug::VecBoolDropsLast, Value::VecBool(mut b)) => {
+                b.pop();
+                Value::VecBool(b)
+            }
+            (_, v) => v,
+        })
+    }
+    fn contains(&self, key: &[u8]) -> bool {
+        self.0.contains(&self.key(key))
+    }
+    fn keys(&self) -> Vec<Vec<u8>> {
+        self.0.keys().iter().map(|k| self.key(k)).collect()
+    }
+    fn count(&self) -> usize {
+        self.0.count()
+    }
+    fn expire_at(&self, key: &[u8]) -> Option<u32> {
+        self.0.expire_at(&self.key(key))
+    }
+}
+
+/// A long-lived reader whose reloads fail in one situation; like the real reader after a
+/// failed reload, it keeps serving its previous snapshot. Fresh readers (opened after the
+/// change) are unaffected, so only the long-lived reader can catch these.
+#[derive(Clone, Copy)]
+enum Stale {
+    /// Broken CFB continuation: an append-only reload of an encrypted store decrypts garbage
+    /// and fails, until the next full reload.
+    EncryptedAppend,
+    /// The meta's key-expire flag differs from the one seen at open.
+    ExpireFlag,
+    /// The meta version differs from the one seen at open.
+    MetaVersion,
+}
+
+struct StaleReader(Stale);
+
+struct StaleView {
+    store: Store,
+    stale: Stale,
+    encrypted: bool,
+    opened: Snapshot,
+    /// (snapshot served, reload counters at the last read, stuck)
+    state: Mutex<(Snapshot, ReloadStats, bool)>,
+}
+
+impl ReaderFactory for StaleReader {
+    fn name(&self) -> String {
+        match self.0 {
+            Stale::EncryptedAppend => "broken: CFB continuation of encrypted appends",
+            Stale::ExpireFlag => "broken: key-expire flag fixed at open",
+            Stale::MetaVersion => "broken: meta version fixed at open",
+        }
+        .to_string()
+    }
+
+    fn open(
+        &self,
+        path: &Path,
+        key: Option<&[u8]>,
+        aes256: bool,
+    ) -> Result<Box<dyn ReaderView>, String> {
+        let store = RealReader::new()
+            .open_store(path, key, aes256)
+            .map_err(|e| e.to_string())?;
+        let opened = store.snapshot();
+        let state = Mutex::new((opened.clone(), store.stats(), false));
+        Ok(Box::new(StaleView {
+            store,
+            stale: self.0,
+            encrypted: key.is_some(),
+            opened,
+            state,
+        }))
+    }
+}
+
+impl StaleView {
+    /// The snapshot the broken reader serves.
+    fn current(&self) -> Snapshot {
+        let snap = self.store.snapshot();
+        let stats = self.store.stats();
+        let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let stuck = match self.stale {
+            Stale::EncryptedAppend => {
+                if stats.full > g.1.full {
+                    false
+                } else {
+                    g.2 || (self.encrypted && stats.partial > g.1.partial)
+                }
+            }
+            Stale::ExpireFlag => snap.meta().flags & 1 != self.opened.meta().flags & 1,
+            Stale::MetaVersion => snap.meta().version != self.opened.meta().version,
+        };
+        if !stuck {
+            g.0 = snap;
+        }
+        g.1 = stats;
+        g.2 = stuck;
+        g.0.clone()
+    }
+}
+
+impl ReaderView for StaleView {
+    fn read(&self, key: &[u8], ty: ValueType) -> Option<Value> {
+        read_snapshot(&self.current(), key, ty)
+    }
+    fn contains(&self, key: &[u8]) -> bool {
+        self.current().contains(key)
+    }
+    fn keys(&self) -> Vec<Vec<u8>> {
+        self.current().keys().map(<[u8]>::to_vec).collect()
+    }
+    fn count(&self) -> usize {
+        self.current().len()
+    }
+    fn expire_at(&self, key: &[u8]) -> Option<u32> {
+        self.current().expire_at(key)
+    }
+    fn stats(&self) -> Option<ReloadStats> {
+        Some(self.store.stats())
+    }
+}
+
+fn small(max_ops: usize) -> GenConfig {
+    GenConfig {
+        max_ops,
+        short_expire_weight: 0,
+        ..GenConfig::default()
+    }
+}
+
+#[test]
+fn vec_bool_dropping_its_last_element_is_caught() {
+    let lib = newest_with(StoreKind::Plain);
+    assert!(
+        lib.features().typed_vectors,
+        "{} has no std::vector<bool> (v1.3.6+ needed)",
+        lib.tag()
+    );
+    let reader = Broken {
+        name: "get_vec_bool drops the last element",
+        bug: Bug::VecBoolDropsLast,
+    };
+    let ops = expect_failure(&lib, StoreKind::Plain, &reader, small(12), 64, 256).ops;
+    assert!(
+        ops.iter().any(|op| matches!(
+            op,
+            Op::Set {
+                value: Value::VecBool(_),
+                ..
+            }
+        )),
+        "expected a vector<bool> set: {ops:?}"
+    );
+}
+
+#[test]
+fn keys_as_c_strings_are_caught() {
+    let lib = newest_with(StoreKind::Plain);
+    let reader = Broken {
+        name: "keys as C strings",
+        bug: Bug::KeysAsCStrings,
+    };
+    let ops = expect_failure(&lib, StoreKind::Plain, &reader, small(12), 64, 256).ops;
+    assert!(
+        ops.iter()
+            .flat_map(Op::keys)
+            .any(|k| c_string(k.bytes()) != k.bytes()),
+        "expected a key with a NUL or invalid UTF-8: {ops:?}"
+    );
+}
+
+#[test]
+fn broken_cfb_continuation_is_caught() {
+    let lib = newest_with(StoreKind::Aes128);
+    let reader = StaleReader(Stale::EncryptedAppend);
+    let ops = expect_failure(&lib, StoreKind::Aes128, &reader, small(12), 64, 256).ops;
+    assert!(!sets(&ops).is_empty(), "expected an appended set: {ops:?}");
+    // The same reader passes on a plaintext store: the bug is in the encrypted path.
+    let out = tempfile::tempdir().unwrap();
+    let cfg = prop_config(16, small(12), 0, out.path());
+    assert!(
+        check_property(&lib, StoreKind::Plain, &reader, &cfg).passed(),
+        "the emulated CFB bug must not affect plaintext stores"
+    );
+}
+
+#[test]
+fn expire_flag_fixed_at_open_is_caught_by_toggling() {
+    // A plaintext store: key expiration comes only from enable/disableAutoKeyExpire ops on
+    // the populated store.
+    let lib = newest_with(StoreKind::Expire);
+    let reader = StaleReader(Stale::ExpireFlag);
+    let ops = expect_failure(&lib, StoreKind::Plain, &reader, small(12), 64, 256).ops;
+    assert!(
+        ops.iter()
+            .any(|op| matches!(op, Op::EnableExpire { .. } | Op::DisableExpire)),
+        "expected an expiry toggle: {ops:?}"
+    );
+}
+
+#[test]
+fn meta_version_fixed_at_open_is_caught_by_migration() {
+    // The oldest built version (meta version 3 before v1.3.0) continued by the newest.
+    let old = oldest_with(StoreKind::Plain);
+    let new = newest_with(StoreKind::Plain);
+    let reader = StaleReader(Stale::MetaVersion);
+    // Single-version workloads never change the meta version: not caught there.
+    let out = tempfile::tempdir().unwrap();
+    let cfg = prop_config(16, small(12), 0, out.path());
+    assert!(
+        check_property(&old, StoreKind::Plain, &reader, &cfg).passed(),
+        "single-version workloads should not see a meta version change on {}",
+        old.tag()
+    );
+    let repro = expect_failure_in(&[&old, &new], StoreKind::Plain, &reader, small(12), 64, 256);
+    assert_eq!(
+        repro.then.len(),
+        1,
+        "expected the failure after the version switch: {repro:?}"
+    );
 }
