@@ -19,7 +19,7 @@
 //! - `Stale::ExpireFlag`: a long-lived reader that cannot follow `enableAutoKeyExpire` /
 //!   `disableAutoKeyExpire` on a populated store (its reload fails once the meta's key-expire
 //!   flag differs from the one it opened with);
-//! - `Stale::MetaVersion`: a long-lived reader that cannot follow a version migration (its
+//! - `Stale::MetaUpgrade`: a long-lived reader that cannot follow a version migration (its
 //!   reload fails once the meta version differs from the one it opened with, as when a v1.2
 //!   file is continued by v1.3+); not caught by single-version workloads, caught by migration.
 
@@ -376,8 +376,9 @@ enum Stale {
     EncryptedAppend,
     /// The meta's key-expire flag differs from the one seen at open.
     ExpireFlag,
-    /// The meta version differs from the one seen at open.
-    MetaVersion,
+    /// The store was opened with a meta version before 4 (v1.2 and older) and the meta now
+    /// has version 4 (written by v1.3.0+: the flags field).
+    MetaUpgrade,
 }
 
 struct StaleReader(Stale);
@@ -396,7 +397,7 @@ impl ReaderFactory for StaleReader {
         match self.0 {
             Stale::EncryptedAppend => "broken: CFB continuation of encrypted appends",
             Stale::ExpireFlag => "broken: key-expire flag fixed at open",
-            Stale::MetaVersion => "broken: meta version fixed at open",
+            Stale::MetaUpgrade => "broken: cannot follow a meta upgrade to version 4",
         }
         .to_string()
     }
@@ -437,7 +438,7 @@ impl StaleView {
                 }
             }
             Stale::ExpireFlag => snap.meta().flags & 1 != self.opened.meta().flags & 1,
-            Stale::MetaVersion => snap.meta().version != self.opened.meta().version,
+            Stale::MetaUpgrade => self.opened.meta().version < 4 && snap.meta().version >= 4,
         };
         if !stuck {
             g.0 = snap;
@@ -489,17 +490,10 @@ fn vec_bool_dropping_its_last_element_is_caught() {
         name: "get_vec_bool drops the last element",
         bug: Bug::VecBoolDropsLast,
     };
+    // Every getter reads every key, so the minimal case is one set of any value whose
+    // payload get_vec_bool decodes to a non-empty vector.
     let ops = expect_failure(&lib, StoreKind::Plain, &reader, small(12), 64, 256).ops;
-    assert!(
-        ops.iter().any(|op| matches!(
-            op,
-            Op::Set {
-                value: Value::VecBool(_),
-                ..
-            }
-        )),
-        "expected a vector<bool> set: {ops:?}"
-    );
+    assert_eq!(ops.len(), 1, "not minimal: {ops:?}");
 }
 
 #[test]
@@ -524,13 +518,6 @@ fn broken_cfb_continuation_is_caught() {
     let reader = StaleReader(Stale::EncryptedAppend);
     let ops = expect_failure(&lib, StoreKind::Aes128, &reader, small(12), 64, 256).ops;
     assert!(!sets(&ops).is_empty(), "expected an appended set: {ops:?}");
-    // The same reader passes on a plaintext store: the bug is in the encrypted path.
-    let out = tempfile::tempdir().unwrap();
-    let cfg = prop_config(16, small(12), 0, out.path());
-    assert!(
-        check_property(&lib, StoreKind::Plain, &reader, &cfg).passed(),
-        "the emulated CFB bug must not affect plaintext stores"
-    );
 }
 
 #[test]
@@ -548,11 +535,17 @@ fn expire_flag_fixed_at_open_is_caught_by_toggling() {
 }
 
 #[test]
-fn meta_version_fixed_at_open_is_caught_by_migration() {
+fn meta_upgrade_not_followed_is_caught_by_migration() {
     // The oldest built version (meta version 3 before v1.3.0) continued by the newest.
     let old = oldest_with(StoreKind::Plain);
     let new = newest_with(StoreKind::Plain);
-    let reader = StaleReader(Stale::MetaVersion);
+    assert!(
+        !old.features().key_expire && new.features().key_expire,
+        "needs a built version before v1.3.0 and one from v1.3.0 on ({} .. {})",
+        old.tag(),
+        new.tag()
+    );
+    let reader = StaleReader(Stale::MetaUpgrade);
     // Single-version workloads never change the meta version: not caught there.
     let out = tempfile::tempdir().unwrap();
     let cfg = prop_config(16, small(12), 0, out.path());
