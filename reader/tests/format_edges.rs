@@ -1,0 +1,72 @@
+//! Edge lengths of the format pieces, written to kill mutants that `cargo mutants` found
+//! surviving the other tests (see README, "Mutation testing"): the meta length each version
+//! needs (exactly enough parses, one byte less does not) and a stored value of exactly the
+//! 4-byte expire suffix.
+
+use mmkv_reader::meta::{needed_len, MetaInfo, META_SIZE, OFF_FLAGS, OFF_IV, OFF_SEQUENCE};
+use mmkv_reader::records::split_expire;
+
+/// A meta file of `len` bytes with version `version` and sequence 7.
+fn meta(version: u32, len: usize) -> Vec<u8> {
+    let mut b = vec![0u8; len];
+    b[4..8].copy_from_slice(&version.to_le_bytes());
+    if len >= OFF_SEQUENCE + 4 {
+        b[OFF_SEQUENCE..OFF_SEQUENCE + 4].copy_from_slice(&7u32.to_le_bytes());
+    }
+    b
+}
+
+#[test]
+fn each_meta_version_needs_exactly_its_fields() {
+    // version → bytes up to its last field: sequence (v0/v1), IV (v2), the actual-size block
+    // (v3, and v6+ which the official loader treats as v3), flags (v4, v5).
+    let table = [
+        (0, OFF_SEQUENCE + 4),
+        (1, OFF_SEQUENCE + 4),
+        (2, OFF_IV + 16),
+        (3, OFF_FLAGS),
+        (4, META_SIZE),
+        (5, META_SIZE),
+        (6, OFF_FLAGS),
+        (9, OFF_FLAGS),
+    ];
+    for (version, len) in table {
+        assert_eq!(needed_len(version), len, "version {version}");
+        let exact = MetaInfo::parse(&meta(version, len))
+            .unwrap_or_else(|e| panic!("version {version}, {len} bytes: {e}"));
+        assert_eq!(exact.version, version);
+        assert_eq!(exact.sequence, 7);
+        assert!(
+            MetaInfo::parse(&meta(version, len - 1)).is_err(),
+            "version {version}: {} bytes accepted",
+            len - 1
+        );
+    }
+}
+
+#[test]
+fn a_meta_with_only_crc_and_version_needs_its_version_fields() {
+    // 8 bytes: the version is readable, so the error names what that version needs.
+    match MetaInfo::parse(&meta(1, 8)) {
+        Err(mmkv_reader::Error::MetaTooShort { len, needed }) => {
+            assert_eq!((len, needed), (8, OFF_SEQUENCE + 4));
+        }
+        other => panic!("{other:?}"),
+    }
+    match MetaInfo::parse(&[1u8; 7]) {
+        Err(mmkv_reader::Error::MetaTooShort { len, needed }) => {
+            assert_eq!((len, needed), (7, META_SIZE));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_value_of_exactly_the_expire_suffix_splits() {
+    assert_eq!(
+        split_expire(&[0x10, 0x20, 0x30, 0x40]),
+        Some((&[][..], 0x4030_2010))
+    );
+    assert_eq!(split_expire(&[1, 2, 3]), None);
+    assert_eq!(split_expire(&[9, 1, 0, 0, 0]), Some((&[9u8][..], 1)));
+}
