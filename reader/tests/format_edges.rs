@@ -70,3 +70,30 @@ fn a_value_of_exactly_the_expire_suffix_splits() {
     assert_eq!(split_expire(&[1, 2, 3]), None);
     assert_eq!(split_expire(&[9, 1, 0, 0, 0]), Some((&[9u8][..], 1)));
 }
+
+#[test]
+fn resuming_cfb_without_enough_ciphertext_names_the_missing_offset() {
+    use mmkv_reader::crypto::CfbDecryptor;
+    let iv = [3u8; 16];
+    // Offset 40 (8 into its block) needs the 8 bytes of the block and the 16 before: 24.
+    match CfbDecryptor::resume(b"key", false, &iv, 40, &[0u8; 10]) {
+        Err(mmkv_reader::Error::UnexpectedEnd { offset }) => assert_eq!(offset, 30),
+        other => panic!("{other:?}"),
+    }
+    let d = CfbDecryptor::resume(b"key", false, &iv, 40, &[0u8; 24]).expect("enough");
+    assert_eq!(format!("{d:?}"), "CfbDecryptor");
+}
+
+#[test]
+fn an_unknown_type_name_lists_the_known_ones() {
+    use mmkv_reader::decode::ValueType;
+    let err = "no-such-type".parse::<ValueType>().unwrap_err().to_string();
+    let names: Vec<&str> = ValueType::ALL.iter().map(|t| t.name()).collect();
+    assert_eq!(
+        err,
+        format!(
+            "unknown type \"no-such-type\" (expected one of: {})",
+            names.join(", ")
+        )
+    );
+}
