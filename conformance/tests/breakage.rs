@@ -3,15 +3,15 @@
 //! save a repro folder.
 //!
 //! Breakages (the reader crate itself is not modified):
-//! - `I32ViaU32`: `getInt32` decoded as an unsigned 32-bit varint and range-checked into i32
+//! - `Bug::I32ViaU32`: `getInt32` decoded as an unsigned 32-bit varint and range-checked into i32
 //!   (negative values are lost);
 //! - `IgnoreExpiry`: a clock stuck at 1 s after the epoch, so expired keys stay visible
 //!   (checked with already-expired keys from wrapped durations, and with a 1-second duration
 //!   and a real sleep);
 //! - `ClockFarAhead`: a clock at `u32::MAX`, so every key with an expire time is gone;
-//! - `VecBoolDropsLast`: `get_vec_bool` loses the last element (caught only because the
+//! - `Bug::VecBoolDropsLast`: `get_vec_bool` loses the last element (caught only because the
 //!   workloads write `std::vector<bool>` and the comparison reads it);
-//! - `KeysAsCStrings`: keys handled as C strings of UTF-8 (cut at the first NUL, invalid bytes
+//! - `Bug::KeysAsCStrings`: keys handled as C strings of UTF-8 (cut at the first NUL, invalid bytes
 //!   replaced), so byte keys are lost (caught by the NUL and non-UTF-8 keys of the key pool);
 //! - `Stale::EncryptedAppend`: a reader whose CFB continuation is broken, emulated by what it
 //!   amounts to: in an encrypted store a partial (append-only) reload fails and the previous
@@ -35,50 +35,6 @@ use conformance::sys::{built_versions, SysLib};
 use conformance::workload::{GenConfig, Op, Repro, Workload, PAST_EXPIRE, SHORT_EXPIRE};
 use conformance::{ReaderFactory, ReaderView, RealReader, StoreKind, Value, ValueType};
 use mmkv_reader::{FixedClock, ReloadStats, Snapshot, Store};
-
-/// Decodes `getInt32` through the u32 getter (a classic sign bug).
-struct I32ViaU32(RealReader);
-
-struct I32ViaU32View(Box<dyn ReaderView>);
-
-impl ReaderFactory for I32ViaU32 {
-    fn name(&self) -> String {
-        "broken: i32 via u32".into()
-    }
-
-    fn open(
-        &self,
-        path: &Path,
-        key: Option<&[u8]>,
-        aes256: bool,
-    ) -> Result<Box<dyn ReaderView>, String> {
-        Ok(Box::new(I32ViaU32View(self.0.open(path, key, aes256)?)))
-    }
-}
-
-impl ReaderView for I32ViaU32View {
-    fn read(&self, key: &[u8], ty: ValueType) -> Option<Value> {
-        if ty == ValueType::I32 {
-            return match self.0.read(key, ValueType::U32)? {
-                Value::U32(u) => i32::try_from(u).ok().map(Value::I32),
-                _ => None,
-            };
-        }
-        self.0.read(key, ty)
-    }
-    fn contains(&self, key: &[u8]) -> bool {
-        self.0.contains(key)
-    }
-    fn keys(&self) -> Vec<Vec<u8>> {
-        self.0.keys()
-    }
-    fn count(&self) -> usize {
-        self.0.count()
-    }
-    fn expire_at(&self, key: &[u8]) -> Option<u32> {
-        self.0.expire_at(key)
-    }
-}
 
 /// The oldest built version with `kind` (its `u32` expire sums wrap, so [`PAST_EXPIRE`] is
 /// already expired; newer versions saturate them).
@@ -199,7 +155,7 @@ fn i32_decoded_as_u32_is_caught_and_shrunk() {
     let ops = expect_failure(
         &lib,
         StoreKind::Plain,
-        &I32ViaU32(RealReader::new()),
+        &I32_VIA_U32,
         GenConfig {
             max_ops: 12,
             ..GenConfig::default()
@@ -284,8 +240,8 @@ fn ignoring_expiry_is_caught_with_a_real_sleep() {
 #[test]
 fn golden_check_catches_i32_via_u32() {
     // v2.0.0's corpus has negative i32 values in several stores.
-    let check = check_corpus_dir(&corpus_root().join("v2.0.0"), &I32ViaU32(RealReader::new()))
-        .expect("corpus loads");
+    let check =
+        check_corpus_dir(&corpus_root().join("v2.0.0"), &I32_VIA_U32).expect("corpus loads");
     assert!(!check.passed(), "broken reader passed the golden corpus");
     let good = check_corpus_dir(&corpus_root().join("v2.0.0"), &RealReader::new()).unwrap();
     assert!(good.passed());
@@ -299,6 +255,8 @@ struct Broken {
 
 #[derive(Clone, Copy)]
 enum Bug {
+    /// `getInt32` decoded through the u32 getter (a classic sign bug).
+    I32ViaU32,
     /// `get_vec_bool` drops the last element.
     VecBoolDropsLast,
     /// Keys cut at the first NUL and decoded as lossy UTF-8.
@@ -336,13 +294,19 @@ impl BrokenView {
     fn key(&self, key: &[u8]) -> Vec<u8> {
         match self.1 {
             Bug::KeysAsCStrings => c_string(key),
-            Bug::VecBoolDropsLast => key.to_vec(),
+            Bug::I32ViaU32 | Bug::VecBoolDropsLast => key.to_vec(),
         }
     }
 }
 
 impl ReaderView for BrokenView {
     fn read(&self, key: &[u8], ty: ValueType) -> Option<Value> {
+        if matches!(self.1, Bug::I32ViaU32) && ty == ValueType::I32 {
+            return match self.0.read(key, ValueType::U32)? {
+                Value::U32(u) => i32::try_from(u).ok().map(Value::I32),
+                _ => None,
+            };
+        }
         let v = self.0.read(&self.key(key), ty)?;
         Some(match (self.1, v) {
             (Bug::VecBoolDropsLast, Value::VecBool(mut b)) => {
@@ -469,6 +433,11 @@ impl ReaderView for StaleView {
         Some(self.store.stats())
     }
 }
+
+const I32_VIA_U32: Broken = Broken {
+    name: "i32 via u32",
+    bug: Bug::I32ViaU32,
+};
 
 fn small(max_ops: usize) -> GenConfig {
     GenConfig {
