@@ -13,13 +13,13 @@
 //!   workloads write `std::vector<bool>` and the comparison reads it);
 //! - `Bug::KeysAsCStrings`: keys handled as C strings of UTF-8 (cut at the first NUL, invalid bytes
 //!   replaced), so byte keys are lost (caught by the NUL and non-UTF-8 keys of the key pool);
-//! - `Stale::EncryptedAppend`: a reader whose CFB continuation is broken, emulated by what it
+//! - `Bug::Stale(Stale::EncryptedAppend)`: a reader whose CFB continuation is broken, emulated by what it
 //!   amounts to: in an encrypted store a partial (append-only) reload fails and the previous
 //!   snapshot keeps serving until the next full reload (caught only by the long-lived reader);
-//! - `Stale::ExpireFlag`: a long-lived reader that cannot follow `enableAutoKeyExpire` /
+//! - `Bug::Stale(Stale::ExpireFlag)`: a long-lived reader that cannot follow `enableAutoKeyExpire` /
 //!   `disableAutoKeyExpire` on a populated store (its reload fails once the meta's key-expire
 //!   flag differs from the one it opened with);
-//! - `Stale::MetaUpgrade`: a long-lived reader that cannot follow a version migration (its
+//! - `Bug::Stale(Stale::MetaUpgrade)`: a long-lived reader that cannot follow a version migration (its
 //!   reload fails once the meta version differs from the one it opened with, as when a v1.2
 //!   file is continued by v1.3+); not caught by single-version workloads, caught by migration.
 
@@ -261,6 +261,8 @@ enum Bug {
     VecBoolDropsLast,
     /// Keys cut at the first NUL and decoded as lossy UTF-8.
     KeysAsCStrings,
+    /// A long-lived reader that cannot follow one kind of change ([`StaleView`]).
+    Stale(Stale),
 }
 
 struct BrokenView(Box<dyn ReaderView>, Bug);
@@ -276,10 +278,13 @@ impl ReaderFactory for Broken {
         key: Option<&[u8]>,
         aes256: bool,
     ) -> Result<Box<dyn ReaderView>, String> {
-        Ok(Box::new(BrokenView(
-            RealReader::new().open(path, key, aes256)?,
-            self.bug,
-        )))
+        match self.bug {
+            Bug::Stale(stale) => StaleView::open(path, key, aes256, stale),
+            bug => Ok(Box::new(BrokenView(
+                RealReader::new().open(path, key, aes256)?,
+                bug,
+            ))),
+        }
     }
 }
 
@@ -294,7 +299,7 @@ impl BrokenView {
     fn key(&self, key: &[u8]) -> Vec<u8> {
         match self.1 {
             Bug::KeysAsCStrings => c_string(key),
-            Bug::I32ViaU32 | Bug::VecBoolDropsLast => key.to_vec(),
+            _ => key.to_vec(),
         }
     }
 }
@@ -345,8 +350,6 @@ enum Stale {
     MetaUpgrade,
 }
 
-struct StaleReader(Stale);
-
 struct StaleView {
     store: Store,
     stale: Stale,
@@ -356,21 +359,12 @@ struct StaleView {
     state: Mutex<(Snapshot, ReloadStats, bool)>,
 }
 
-impl ReaderFactory for StaleReader {
-    fn name(&self) -> String {
-        match self.0 {
-            Stale::EncryptedAppend => "broken: CFB continuation of encrypted appends",
-            Stale::ExpireFlag => "broken: key-expire flag fixed at open",
-            Stale::MetaUpgrade => "broken: cannot follow a meta upgrade to version 4",
-        }
-        .to_string()
-    }
-
+impl StaleView {
     fn open(
-        &self,
         path: &Path,
         key: Option<&[u8]>,
         aes256: bool,
+        stale: Stale,
     ) -> Result<Box<dyn ReaderView>, String> {
         let store = RealReader::new()
             .open_store(path, key, aes256)
@@ -379,15 +373,13 @@ impl ReaderFactory for StaleReader {
         let state = Mutex::new((opened.clone(), store.stats(), false));
         Ok(Box::new(StaleView {
             store,
-            stale: self.0,
+            stale,
             encrypted: key.is_some(),
             opened,
             state,
         }))
     }
-}
 
-impl StaleView {
     /// The snapshot the broken reader serves.
     fn current(&self) -> Snapshot {
         let snap = self.store.snapshot();
@@ -484,7 +476,10 @@ fn keys_as_c_strings_are_caught() {
 #[test]
 fn broken_cfb_continuation_is_caught() {
     let lib = newest_with(StoreKind::Aes128);
-    let reader = StaleReader(Stale::EncryptedAppend);
+    let reader = Broken {
+        name: "CFB continuation of encrypted appends",
+        bug: Bug::Stale(Stale::EncryptedAppend),
+    };
     let ops = expect_failure(&lib, StoreKind::Aes128, &reader, small(12), 64, 256).ops;
     assert!(!sets(&ops).is_empty(), "expected an appended set: {ops:?}");
 }
@@ -494,7 +489,10 @@ fn expire_flag_fixed_at_open_is_caught_by_toggling() {
     // A plaintext store: key expiration comes only from enable/disableAutoKeyExpire ops on
     // the populated store.
     let lib = newest_with(StoreKind::Expire);
-    let reader = StaleReader(Stale::ExpireFlag);
+    let reader = Broken {
+        name: "key-expire flag fixed at open",
+        bug: Bug::Stale(Stale::ExpireFlag),
+    };
     let ops = expect_failure(&lib, StoreKind::Plain, &reader, small(12), 64, 256).ops;
     assert!(
         ops.iter()
@@ -514,7 +512,10 @@ fn meta_upgrade_not_followed_is_caught_by_migration() {
         old.tag(),
         new.tag()
     );
-    let reader = StaleReader(Stale::MetaUpgrade);
+    let reader = Broken {
+        name: "cannot follow a meta upgrade to version 4",
+        bug: Bug::Stale(Stale::MetaUpgrade),
+    };
     // Single-version workloads never change the meta version: not caught there.
     let out = tempfile::tempdir().unwrap();
     let cfg = prop_config(16, small(12), 0, out.path());
