@@ -1,7 +1,7 @@
-//! Edge lengths of the format pieces, written to kill mutants that `cargo mutants` found
-//! surviving the other tests (see README, "Mutation testing"): the meta length each version
-//! needs (exactly enough parses, one byte less does not) and a stored value of exactly the
-//! 4-byte expire suffix.
+//! Edges written to kill mutants that `cargo mutants` found surviving the other tests (see
+//! README, "Mutation testing"): the meta length each version needs (exactly enough parses, one
+//! byte less does not), a stored value of exactly the 4-byte expire suffix, the offset a CFB
+//! resume error names, and what `Debug` / `Display` show.
 
 use mmkv_reader::meta::{needed_len, MetaInfo, META_SIZE, OFF_FLAGS, OFF_IV, OFF_SEQUENCE};
 use mmkv_reader::records::split_expire;
@@ -96,4 +96,28 @@ fn an_unknown_type_name_lists_the_known_ones() {
             names.join(", ")
         )
     );
+}
+
+#[test]
+fn options_show_what_was_set() {
+    use mmkv_reader::Options;
+    let shown = format!(
+        "{:?}",
+        Options::new()
+            .crypt_key("k")
+            .aes256(true)
+            .recover(true)
+            .lock_timeout(std::time::Duration::from_millis(5))
+    );
+    for part in [
+        "Options",
+        "encrypted: true",
+        "aes256: true",
+        "Recover",
+        "lock_timeout: 5ms",
+    ] {
+        assert!(shown.contains(part), "{part} not in {shown}");
+    }
+    let default = format!("{:?}", Options::default());
+    assert!(default.contains("encrypted: false") && default.contains("lock_timeout: 100ms"));
 }
