@@ -1,7 +1,7 @@
 //! Edges written to kill mutants that `cargo mutants` found surviving the other tests (see
 //! README, "Mutation testing"): the meta length each version needs (exactly enough parses, one
 //! byte less does not), a stored value of exactly the 4-byte expire suffix, the offset a CFB
-//! resume error names, and what `Debug` / `Display` show.
+//! resume error names, the meta length a `Store` needs, and what `Debug` / `Display` show.
 
 use mmkv_reader::meta::{needed_len, MetaInfo, META_SIZE, OFF_FLAGS, OFF_IV, OFF_SEQUENCE};
 use mmkv_reader::records::split_expire;
@@ -120,4 +120,35 @@ fn options_show_what_was_set() {
     }
     let default = format!("{:?}", Options::default());
     assert!(default.contains("encrypted: false") && default.contains("lock_timeout: 100ms"));
+}
+
+/// A v2 meta file of `len` bytes (actual size in the data header) and an empty data file.
+fn v2_store(dir: &std::path::Path, len: usize) -> std::path::PathBuf {
+    let path = dir.join(format!("v2-{len}"));
+    std::fs::write(&path, vec![0u8; 4096]).unwrap();
+    let mut crc = path.clone().into_os_string();
+    crc.push(".crc");
+    std::fs::write(&crc, meta(2, len)).unwrap();
+    path
+}
+
+#[test]
+fn a_store_needs_its_meta_through_the_actual_size() {
+    use mmkv_reader::{Options, Store};
+    let dir = tempfile::tempdir().unwrap();
+    // 32 bytes (through the actual-size field the check-on-read maps) opens.
+    let store = Store::open(v2_store(dir.path(), 32), Options::new()).expect("32-byte meta");
+    assert_eq!(store.len(), 0);
+    let shown = format!("{store:?}");
+    assert!(
+        shown.starts_with("Store") && shown.contains("v2-32") && shown.contains("stats"),
+        "{shown}"
+    );
+    // 30 bytes: enough for a v2 meta, not for the check-on-read.
+    match Store::open(v2_store(dir.path(), 30), Options::new()) {
+        Err(mmkv_reader::Error::MetaTooShort { len, needed }) => {
+            assert_eq!((len, needed), (30, META_SIZE))
+        }
+        other => panic!("{other:?}"),
+    }
 }
