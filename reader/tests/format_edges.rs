@@ -1,7 +1,7 @@
 //! Edges written to kill mutants that `cargo mutants` found surviving the other tests (see
 //! README, "Mutation testing"): the meta length each version needs (exactly enough parses, one
 //! byte less does not), a stored value of exactly the 4-byte expire suffix, the offset a CFB
-//! resume error names, the meta length a `Store` needs, and what `Debug` / `Display` show.
+//! resume error names, the meta length a `Store` needs, `Store::contains` / `meta`, and what `Debug` / `Display` show.
 
 use mmkv_reader::meta::{needed_len, MetaInfo, META_SIZE, OFF_FLAGS, OFF_IV, OFF_SEQUENCE};
 use mmkv_reader::records::split_expire;
@@ -151,4 +151,17 @@ fn a_store_needs_its_meta_through_the_actual_size() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn store_contains_and_meta_match_its_snapshot() {
+    use mmkv_reader::{Options, Store};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/v2.4.2/plain");
+    let store = Store::open(&path, Options::new()).expect("corpus store");
+    let snap = store.snapshot();
+    let key = snap.keys().next().expect("a key").to_vec();
+    assert!(store.contains(&key));
+    assert!(!store.contains(b"no such key"));
+    assert_eq!(store.meta(), *snap.meta());
+    assert_ne!(store.meta().version, 0);
 }
