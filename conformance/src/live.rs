@@ -1,6 +1,8 @@
 //! The live multi-process scenario: a seeded writer sequence run by the official library in
-//! MULTI_PROCESS mode in a child process (`conformance writer ...`), and the model the reading
-//! process uses to judge what it observes.
+//! MULTI_PROCESS mode in a child process (`conformance writer ...`), the model the reading
+//! process uses to judge what it observes, and the reading side ([`run_live`]): reader threads
+//! sharing one long-lived `Store` follow the writer, paced or unpaced, in plaintext, AES-128,
+//! AES-256 and expiring stores ([`live_matrix`]).
 //!
 //! Every set writes a value derived from `(key index, op index)` only, so an observed value
 //! identifies the op that wrote it, and any torn or foreign value fails the exact
@@ -8,15 +10,22 @@
 //! leave it in which state, which lets readers check that a snapshot corresponds to a single
 //! prefix and that successive snapshots never go back in time.
 
-use std::io::Write as _;
+use std::collections::HashSet;
+use std::hash::{Hash as _, Hasher as _};
+use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::error::Result;
-use crate::kind::StoreKind;
+use crate::kind::{Features, ModeKind, StoreKind};
 use crate::official::OfficialLib;
+use crate::real::{read_snapshot, read_store, RealReader};
 use crate::value::{Value, ValueType};
 
-/// Parameters of a live run (shared by the writer process and the test).
+/// Parameters of a live run (shared by the writer process and the reading side).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LiveSpec {
     /// Seed of the op sequence.
@@ -25,7 +34,19 @@ pub struct LiveSpec {
     pub ops: usize,
     /// Number of keys.
     pub keys: usize,
+    /// The store's encryption and expiration (its crypt key, AES-256, key expiration); the
+    /// store is always opened in MULTI_PROCESS mode, whatever the kind's own mode.
+    pub kind: StoreKind,
+    /// Microseconds the writer sleeps after every op (0: unpaced, as fast as it can).
+    pub pace_us: u64,
 }
+
+/// The expire duration (30 days) the writer gives every third key of an expiring store; the
+/// other keys get the default (never).
+pub const LIVE_EXPIRE: u32 = 30 * 24 * 3600;
+
+/// The pace of a paced run (microseconds after every op).
+pub const PACED_US: u64 = 200;
 
 /// One writer operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,9 +71,6 @@ pub enum LiveOp {
 
 /// The store id of the live store.
 pub const LIVE_ID: &str = "live";
-
-/// The configuration of the live store (multi-process, plaintext).
-pub const LIVE_KIND: StoreKind = StoreKind::Multi;
 
 /// A small deterministic generator (SplitMix64), so that the writer and the test derive the
 /// same sequence without sharing state.
@@ -311,11 +329,42 @@ impl LiveModel {
     }
 }
 
-/// Runs the writer side: opens the live store with `lib` in `dir` (MULTI_PROCESS), prints
-/// `ready` on stdout, performs every op of `spec`, syncs, prints `done N` and returns.
+/// The kinds the live writer runs in (each opened MULTI_PROCESS): plaintext, AES-128,
+/// AES-256 and key expiration.
+pub const LIVE_KINDS: [StoreKind; 4] = [
+    StoreKind::Multi,
+    StoreKind::Aes128,
+    StoreKind::Aes256,
+    StoreKind::Expire,
+];
+
+/// The (kind, pace) pairs a version with `features` runs: every kind of [`LIVE_KINDS`] it
+/// supports, each unpaced and paced ([`PACED_US`]).
+pub fn live_matrix(features: &Features) -> Vec<(StoreKind, u64)> {
+    LIVE_KINDS
+        .iter()
+        .filter(|k| k.supported_by(features))
+        .flat_map(|&k| [(k, 0), (k, PACED_US)])
+        .collect()
+}
+
+/// Runs the writer side: opens the live store with `lib` in `dir` (MULTI_PROCESS, with the
+/// kind's crypt key; key expiration enabled for an expiring kind), prints `ready` on stdout,
+/// performs every op of `spec` (sleeping `pace_us` after each), syncs, prints `done N` and
+/// returns.
 pub fn run_writer(lib: &dyn OfficialLib, dir: &Path, spec: &LiveSpec) -> Result<()> {
     let ops = live_ops(spec);
-    let mut store = lib.open(dir, LIVE_ID, LIVE_KIND)?;
+    let kind = spec.kind;
+    let mut store = lib.open_with(
+        dir,
+        LIVE_ID,
+        ModeKind::Multi,
+        kind.crypt_key(),
+        kind.aes256(),
+    )?;
+    if kind.key_expire() {
+        store.enable_key_expire(0)?;
+    }
     store.sync()?;
     let mut out = std::io::stdout();
     let _ = writeln!(out, "ready");
@@ -323,11 +372,15 @@ pub fn run_writer(lib: &dyn OfficialLib, dir: &Path, spec: &LiveSpec) -> Result<
     for (i, op) in ops.iter().enumerate() {
         match *op {
             LiveOp::Set { key, size } => {
-                store.set(live_key(key).as_bytes(), &live_value(key, i, size), None)?;
+                let expire = (kind.key_expire() && key % 3 == 0).then_some(LIVE_EXPIRE);
+                store.set(live_key(key).as_bytes(), &live_value(key, i, size), expire)?;
             }
             LiveOp::Remove { key } => store.remove(live_key(key).as_bytes())?,
             LiveOp::ClearAll => store.clear_all()?,
             LiveOp::Trim => store.trim()?,
+        }
+        if spec.pace_us > 0 {
+            std::thread::sleep(Duration::from_micros(spec.pace_us));
         }
     }
     store.sync()?;
@@ -335,6 +388,358 @@ pub fn run_writer(lib: &dyn OfficialLib, dir: &Path, spec: &LiveSpec) -> Result<
     let _ = writeln!(out, "done {}", ops.len());
     let _ = out.flush();
     Ok(())
+}
+
+/// What one live run observed.
+#[derive(Debug, Clone, Default)]
+pub struct LiveOutcome {
+    /// The writer's version.
+    pub tag: String,
+    /// The spec it ran.
+    pub kind: Option<StoreKind>,
+    /// Microseconds between ops (0: unpaced).
+    pub pace_us: u64,
+    /// Ops the writer performed.
+    pub ops: usize,
+    /// Reads by all reader threads (a whole-store snapshot or one copy getter each).
+    pub reads: usize,
+    /// Distinct whole-store states the snapshot threads observed while the writer ran.
+    pub distinct_states: usize,
+    /// The highest writer prefix a snapshot was explained by (how far readers followed).
+    pub last_prefix: usize,
+    /// The long-lived store's reload counters at the end.
+    pub full_reloads: u64,
+    /// Partial reloads.
+    pub partial_reloads: u64,
+    /// Failed reloads (must be 0: no transient failure while the writer runs).
+    pub failed_reloads: u64,
+    /// How long the writer ran.
+    pub writer_time: Duration,
+    /// Everything that went wrong (empty: the run passed).
+    pub errors: Vec<String>,
+}
+
+impl LiveOutcome {
+    /// True when nothing went wrong, the readers read, reloaded and saw more than one state.
+    pub fn passed(&self) -> bool {
+        self.errors.is_empty()
+    }
+
+    /// One line for logs and the report.
+    pub fn line(&self) -> String {
+        format!(
+            "{} {} {}: {} ops in {:.2?}, {} reads, {} distinct states, last prefix {}, reloads {} full / {} partial / {} failed{}",
+            self.tag,
+            self.kind.map(StoreKind::id).unwrap_or("?"),
+            if self.pace_us > 0 {
+                format!("paced {} us", self.pace_us)
+            } else {
+                "unpaced".to_string()
+            },
+            self.ops,
+            self.writer_time,
+            self.reads,
+            self.distinct_states,
+            self.last_prefix,
+            self.full_reloads,
+            self.partial_reloads,
+            self.failed_reloads,
+            if self.errors.is_empty() {
+                String::new()
+            } else {
+                format!(" — FAIL: {}", self.errors.join("; "))
+            }
+        )
+    }
+}
+
+/// The least number of distinct states a run must observe: a twentieth of the ops for a paced
+/// run (readers are much faster than a writer sleeping between ops; measured on a loaded 2-core
+/// machine: 217–726 of 1,500), 2 for an unpaced one (the writer may finish 1,500 ops between a
+/// few reads; seeing it mid-way is what counts).
+pub fn min_distinct_states(spec: &LiveSpec) -> usize {
+    if spec.pace_us > 0 {
+        (spec.ops / 20).max(2)
+    } else {
+        2
+    }
+}
+
+#[derive(Debug, Default)]
+struct ThreadStats {
+    reads: usize,
+    states: HashSet<u64>,
+    max_floor: usize,
+}
+
+fn state_hash(observed: &[(usize, Option<Value>)]) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    format!("{observed:?}").hash(&mut h);
+    h.finish()
+}
+
+/// Runs one live scenario: `writer_exe writer --tag TAG ...` (the `conformance` binary) writes
+/// `spec` into a fresh folder while three reader threads share one `Store` opened after the
+/// writer created the file (two take whole-store snapshots, one uses the copy getters, each
+/// with check-on-read). Checked: every observed value is one the writer committed for that
+/// key (exact re-derivation, no torn value); every snapshot is explained by one prefix of the
+/// writer's sequence, never older than the thread's previous one; the writer succeeds; no
+/// reload fails; the readers saw at least [`min_distinct_states`] distinct states; after the
+/// writer, the open store and a fresh one hold exactly the final state.
+pub fn run_live(writer_exe: &Path, tag: &str, spec: &LiveSpec) -> LiveOutcome {
+    let mut out = LiveOutcome {
+        tag: tag.to_string(),
+        kind: Some(spec.kind),
+        pace_us: spec.pace_us,
+        ops: spec.ops,
+        ..LiveOutcome::default()
+    };
+    if let Err(e) = live_inner(writer_exe, tag, spec, &mut out) {
+        out.errors.push(e);
+    }
+    out
+}
+
+fn live_inner(
+    writer_exe: &Path,
+    tag: &str,
+    spec: &LiveSpec,
+    out: &mut LiveOutcome,
+) -> std::result::Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
+    let model = Arc::new(LiveModel::new(spec));
+    let mut child = Command::new(writer_exe)
+        .args(["writer", "--tag", tag, "--dir"])
+        .arg(dir.path())
+        .args(["--seed", &spec.seed.to_string()])
+        .args(["--ops", &spec.ops.to_string()])
+        .args(["--keys", &spec.keys.to_string()])
+        .args(["--kind", spec.kind.id()])
+        .args(["--pace-us", &spec.pace_us.to_string()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("spawn the writer {}: {e}", writer_exe.display()))?;
+    let mut lines = BufReader::new(child.stdout.take().ok_or("writer stdout")?).lines();
+    let first = lines.next().and_then(|l| l.ok()).unwrap_or_default();
+    if first != "ready" {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(format!("writer did not start (said {first:?})"));
+    }
+
+    let path = dir.path().join(LIVE_ID);
+    let store = match RealReader::new().open_store(&path, spec.kind.crypt_key(), spec.kind.aes256())
+    {
+        Ok(s) => Arc::new(s),
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("reader opens the live store: {e}"));
+        }
+    };
+    let done = Arc::new(AtomicBool::new(false));
+    let started = Instant::now();
+    let mut threads = Vec::new();
+    for t in 0..3 {
+        let (store, model, done) = (store.clone(), model.clone(), done.clone());
+        threads.push(std::thread::spawn(
+            move || -> std::result::Result<ThreadStats, String> {
+                let mut stats = ThreadStats::default();
+                let mut floor = 0usize;
+                while !done.load(Ordering::Acquire) {
+                    let observed: Vec<(usize, Option<Value>)> = if t < 2 {
+                        // Zero-copy snapshot: one consistent view of every key.
+                        let snap = store.snapshot();
+                        (0..model.keys)
+                            .map(|k| {
+                                (
+                                    k,
+                                    read_snapshot(&snap, live_key(k).as_bytes(), live_type(k)),
+                                )
+                            })
+                            .collect()
+                    } else {
+                        // Copy getters, one check-on-read each: one key per read.
+                        let k = stats.reads % model.keys;
+                        vec![(k, read_store(&store, live_key(k).as_bytes(), live_type(k)))]
+                    };
+                    floor = model
+                        .check_snapshot(&observed, floor)
+                        .map_err(|e| format!("thread {t}, read {}: {e}", stats.reads))?;
+                    if t < 2 {
+                        stats.states.insert(state_hash(&observed));
+                    }
+                    stats.reads += 1;
+                    stats.max_floor = floor;
+                }
+                Ok(stats)
+            },
+        ));
+    }
+
+    let status = child
+        .wait()
+        .map_err(|e| format!("wait for the writer: {e}"));
+    let rest: Vec<String> = lines.map_while(std::result::Result::ok).collect();
+    out.writer_time = started.elapsed();
+    done.store(true, Ordering::Release);
+    let mut states = HashSet::new();
+    for (t, h) in threads.into_iter().enumerate() {
+        match h.join() {
+            Ok(Ok(s)) => {
+                if s.reads == 0 {
+                    out.errors.push(format!("reader thread {t} never read"));
+                }
+                out.reads += s.reads;
+                out.last_prefix = out.last_prefix.max(s.max_floor);
+                states.extend(s.states);
+            }
+            Ok(Err(e)) => out.errors.push(e),
+            Err(_) => out.errors.push(format!("reader thread {t} panicked")),
+        }
+    }
+    out.distinct_states = states.len();
+    let stats = store.stats();
+    out.full_reloads = stats.full;
+    out.partial_reloads = stats.partial;
+    out.failed_reloads = stats.failed;
+    let status = status?;
+    if !status.success() {
+        return Err(format!("writer failed: {status:?} {rest:?}"));
+    }
+    if rest.last().map(String::as_str) != Some(format!("done {}", spec.ops).as_str()) {
+        return Err(format!("writer did not finish: {rest:?}"));
+    }
+    if stats.failed > 0 || store.last_reload_error().is_some() {
+        out.errors.push(format!(
+            "{} reload(s) failed while the writer ran (last: {:?})",
+            stats.failed,
+            store.last_reload_error()
+        ));
+    }
+    if stats.full + stats.partial == 0 {
+        out.errors
+            .push("the reader never reloaded while the writer ran".to_string());
+    }
+    let least = min_distinct_states(spec);
+    if out.distinct_states < least {
+        out.errors.push(format!(
+            "readers observed {} distinct states (at least {least} expected)",
+            out.distinct_states
+        ));
+    }
+
+    // After the writer: exactly the final state, through the open store and a fresh one.
+    store
+        .refresh()
+        .map_err(|e| format!("refresh after the writer: {e}"))?;
+    let fresh = RealReader::new()
+        .open_store(&path, spec.kind.crypt_key(), spec.kind.aes256())
+        .map_err(|e| format!("fresh reader: {e}"))?;
+    let snap = store.snapshot();
+    let fresh_snap = fresh.snapshot();
+    let mut want_keys = Vec::new();
+    for k in 0..model.keys {
+        let key = live_key(k);
+        let want = model.final_value(k);
+        for (who, s) in [("open", &snap), ("fresh", &fresh_snap)] {
+            let got = read_snapshot(s, key.as_bytes(), live_type(k));
+            if got != want {
+                out.errors.push(format!(
+                    "final value of {key} ({who} store): {} instead of {}",
+                    crate::value::show(&got),
+                    crate::value::show(&want)
+                ));
+            }
+        }
+        let expire = snap.expire_at(key.as_bytes()).unwrap_or(0);
+        let expiring = want.is_some() && spec.kind.key_expire() && k % 3 == 0;
+        if expiring != (expire > 0) {
+            out.errors.push(format!(
+                "{key}: expire time {expire} (expiring: {expiring})"
+            ));
+        }
+        if want.is_some() {
+            want_keys.push(key.into_bytes());
+        }
+    }
+    let mut keys: Vec<Vec<u8>> = snap.keys().map(<[u8]>::to_vec).collect();
+    keys.sort();
+    want_keys.sort();
+    if keys != want_keys || fresh_snap.len() != want_keys.len() {
+        out.errors.push(format!(
+            "final key set: {} keys (fresh {}), expected {}",
+            keys.len(),
+            fresh_snap.len(),
+            want_keys.len()
+        ));
+    }
+    if snap.meta().sequence == 0 {
+        out.errors
+            .push("the writer never did a full write-back (meta sequence is 0)".to_string());
+    }
+    Ok(())
+}
+
+/// Runs [`live_matrix`] for one version (the report's live-writer step; `writer_exe` is the
+/// `conformance` binary) with `ops` ops per run.
+pub fn run_version(
+    writer_exe: &Path,
+    tag: &str,
+    features: &Features,
+    ops: usize,
+) -> Vec<LiveOutcome> {
+    live_matrix(features)
+        .into_iter()
+        .map(|(kind, pace_us)| {
+            let spec = LiveSpec {
+                seed: 0x5eed_1234,
+                ops,
+                keys: 24,
+                kind,
+                pace_us,
+            };
+            run_live(writer_exe, tag, &spec)
+        })
+        .collect()
+}
+
+/// The per-version line of the report: runs, distinct states observed, reloads, failures.
+pub fn summary_line(tag: &str, outcomes: &[LiveOutcome]) -> String {
+    let sum = |f: fn(&LiveOutcome) -> u64| outcomes.iter().map(f).sum::<u64>();
+    let kinds: Vec<&str> = outcomes
+        .iter()
+        .filter_map(|o| o.kind.map(StoreKind::id))
+        .fold(Vec::new(), |mut v, k| {
+            if !v.contains(&k) {
+                v.push(k);
+            }
+            v
+        });
+    let failed = outcomes.iter().filter(|o| !o.passed()).count();
+    format!(
+        "live writer {tag}: {} run(s) ({} × unpaced/paced), {} reads, {} distinct states observed \
+         (fewest in one run: {}), reloads {} full / {} partial / {} failed; {}",
+        outcomes.len(),
+        kinds.join(", "),
+        sum(|o| o.reads as u64),
+        sum(|o| o.distinct_states as u64),
+        outcomes
+            .iter()
+            .map(|o| o.distinct_states)
+            .min()
+            .unwrap_or(0),
+        sum(|o| o.full_reloads),
+        sum(|o| o.partial_reloads),
+        sum(|o| o.failed_reloads),
+        if outcomes.is_empty() {
+            "FAIL (nothing ran)".to_string()
+        } else if failed == 0 {
+            "pass".to_string()
+        } else {
+            format!("{failed} FAIL")
+        }
+    )
 }
 
 #[cfg(test)]
@@ -346,6 +751,8 @@ mod tests {
             seed: 7,
             ops: 400,
             keys: 12,
+            kind: StoreKind::Multi,
+            pace_us: 0,
         }
     }
 

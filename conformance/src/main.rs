@@ -47,6 +47,9 @@ enum Command {
         /// Keys of the "many keys" workload each live version runs (0 = skip it).
         #[arg(long, env = "CONFORMANCE_MANY_KEYS", default_value_t = 10_000)]
         many_keys: usize,
+        /// Ops per live-writer run (every live version, see `conformance::live`; 0 = skip).
+        #[arg(long, env = "CONFORMANCE_LIVE_OPS", default_value_t = 1500)]
+        live_ops: usize,
         /// Run the cells in this process (no watchdog).
         #[arg(long)]
         in_process: bool,
@@ -132,6 +135,12 @@ enum Command {
         /// Number of keys.
         #[arg(long)]
         keys: usize,
+        /// Encryption / expiration of the store (opened MULTI_PROCESS).
+        #[arg(long, default_value = "multi")]
+        kind: conformance::StoreKind,
+        /// Microseconds to sleep after every op (0: unpaced).
+        #[arg(long, default_value_t = 0)]
+        pace_us: u64,
     },
 }
 
@@ -155,6 +164,7 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
             only,
             corpus,
             many_keys,
+            live_ops,
             in_process,
             merge,
             fault_states,
@@ -215,6 +225,7 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
             );
             let reader = RealReader::new();
             let mut out = Vec::new();
+            let mut live_lines = Vec::new();
             for row in &rows {
                 let mut cell = |spec: &CellSpec| -> CellResult {
                     if in_process {
@@ -229,10 +240,18 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
                         run_cell_child(&exe, spec, timeout)
                     }
                 };
-                let r = run_row(&cfg, row, &reader, &mut cell, &mut |msg| {
+                let mut r = run_row(&cfg, row, &reader, &mut cell, &mut |msg| {
                     bar.set_message(msg.to_string());
                     bar.inc(1);
                 });
+                if row.live && live_ops > 0 {
+                    bar.set_message(format!("{} live writer", row.tag));
+                    let runs =
+                        conformance::live::run_version(&exe, &row.tag, &row.features, live_ops);
+                    r.failures
+                        .extend(runs.iter().filter(|o| !o.passed()).map(|o| o.line()));
+                    live_lines.push(conformance::live::summary_line(&row.tag, &runs));
+                }
                 out.push(r);
             }
             bar.finish_and_clear();
@@ -292,6 +311,9 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
                 if let Some(why) = &row.unbuilt {
                     eprintln!("UNBUILT {}: {why}", row.tag);
                 }
+            }
+            for l in &live_lines {
+                println!("{l}");
             }
             println!("{}", report.summary_line());
             let summary = conformance::shards::Summary::of(&report);
@@ -445,9 +467,18 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
             seed,
             ops,
             keys,
+            kind,
+            pace_us,
         } => {
             let lib = SysLib::load(&tag)?;
-            run_writer(&lib, &dir, &LiveSpec { seed, ops, keys })?;
+            let spec = LiveSpec {
+                seed,
+                ops,
+                keys,
+                kind,
+                pace_us,
+            };
+            run_writer(&lib, &dir, &spec)?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -3,68 +3,38 @@
 //! save a repro folder.
 //!
 //! Breakages (the reader crate itself is not modified):
-//! - `I32ViaU32`: `getInt32` decoded as an unsigned 32-bit varint and range-checked into i32
+//! - `Bug::I32ViaU32`: `getInt32` decoded as an unsigned 32-bit varint and range-checked into i32
 //!   (negative values are lost);
 //! - `IgnoreExpiry`: a clock stuck at 1 s after the epoch, so expired keys stay visible
 //!   (checked with already-expired keys from wrapped durations, and with a 1-second duration
 //!   and a real sleep);
-//! - `ClockFarAhead`: a clock at `u32::MAX`, so every key with an expire time is gone.
+//! - `ClockFarAhead`: a clock at `u32::MAX`, so every key with an expire time is gone;
+//! - `Bug::VecBoolDropsLast`: `get_vec_bool` loses the last element (caught only because the
+//!   workloads write `std::vector<bool>` and the comparison reads it);
+//! - `Bug::KeysAsCStrings`: keys handled as C strings of UTF-8 (cut at the first NUL, invalid bytes
+//!   replaced), so byte keys are lost (caught by the NUL and non-UTF-8 keys of the key pool);
+//! - `Bug::Stale(Stale::EncryptedAppend)`: a reader whose CFB continuation is broken, emulated by what it
+//!   amounts to: in an encrypted store a partial (append-only) reload fails and the previous
+//!   snapshot keeps serving until the next full reload (caught only by the long-lived reader);
+//! - `Bug::Stale(Stale::ExpireFlag)`: a long-lived reader that cannot follow `enableAutoKeyExpire` /
+//!   `disableAutoKeyExpire` on a populated store (its reload fails once the meta's key-expire
+//!   flag differs from the one it opened with);
+//! - `Bug::Stale(Stale::MetaUpgrade)`: a long-lived reader that cannot follow a version migration (its
+//!   reload fails once the meta version differs from the one it opened with, as when a v1.2
+//!   file is continued by v1.3+); not caught by single-version workloads, caught by migration.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use conformance::golden::{check_corpus_dir, corpus_root};
 use conformance::official::OfficialLib;
-use conformance::prop::{check_property, PropConfig, PropOutcome};
+use conformance::prop::{check_migration, check_property, PropConfig, PropOutcome};
+use conformance::real::read_snapshot;
 use conformance::run::load_repro;
 use conformance::sys::{built_versions, SysLib};
-use conformance::workload::{GenConfig, Op, Workload, PAST_EXPIRE, SHORT_EXPIRE};
+use conformance::workload::{GenConfig, Op, Repro, Workload, PAST_EXPIRE, SHORT_EXPIRE};
 use conformance::{ReaderFactory, ReaderView, RealReader, StoreKind, Value, ValueType};
-use mmkv_reader::FixedClock;
-
-/// Decodes `getInt32` through the u32 getter (a classic sign bug).
-struct I32ViaU32(RealReader);
-
-struct I32ViaU32View(Box<dyn ReaderView>);
-
-impl ReaderFactory for I32ViaU32 {
-    fn name(&self) -> String {
-        "broken: i32 via u32".into()
-    }
-
-    fn open(
-        &self,
-        path: &Path,
-        key: Option<&[u8]>,
-        aes256: bool,
-    ) -> Result<Box<dyn ReaderView>, String> {
-        Ok(Box::new(I32ViaU32View(self.0.open(path, key, aes256)?)))
-    }
-}
-
-impl ReaderView for I32ViaU32View {
-    fn read(&self, key: &[u8], ty: ValueType) -> Option<Value> {
-        if ty == ValueType::I32 {
-            return match self.0.read(key, ValueType::U32)? {
-                Value::U32(u) => i32::try_from(u).ok().map(Value::I32),
-                _ => None,
-            };
-        }
-        self.0.read(key, ty)
-    }
-    fn contains(&self, key: &[u8]) -> bool {
-        self.0.contains(key)
-    }
-    fn keys(&self) -> Vec<Vec<u8>> {
-        self.0.keys()
-    }
-    fn count(&self) -> usize {
-        self.0.count()
-    }
-    fn expire_at(&self, key: &[u8]) -> Option<u32> {
-        self.0.expire_at(key)
-    }
-}
+use mmkv_reader::{FixedClock, ReloadStats, Snapshot, Store};
 
 /// The oldest built version with `kind` (its `u32` expire sums wrap, so [`PAST_EXPIRE`] is
 /// already expired; newer versions saturate them).
@@ -103,19 +73,38 @@ fn expect_failure(
     cases: u32,
     max_shrink_iters: u32,
 ) -> Workload {
-    let out = tempfile::tempdir().expect("tempdir");
-    let cfg = PropConfig {
+    expect_failure_in(&[lib], kind, reader, gen, cases, max_shrink_iters).workload
+}
+
+fn prop_config(cases: u32, gen: GenConfig, max_shrink_iters: u32, dir: &Path) -> PropConfig {
+    PropConfig {
         cases,
         seed: Some(7),
         gen,
         max_shrink_iters,
         source_file: None,
         save_failures: true,
-        failures_dir: out.path().to_path_buf(),
+        failures_dir: dir.to_path_buf(),
         running: None,
-    };
-    match check_property(lib, kind, reader, &cfg) {
-        PropOutcome::Pass { .. } => panic!("{} was not caught on {}", reader.name(), lib.tag()),
+    }
+}
+
+/// [`expect_failure`] for a run through several versions in turn (version migration when
+/// more than one); returns the minimal repro, continuations included.
+fn expect_failure_in(
+    libs: &[&SysLib],
+    kind: StoreKind,
+    reader: &dyn ReaderFactory,
+    gen: GenConfig,
+    cases: u32,
+    max_shrink_iters: u32,
+) -> Repro {
+    let out = tempfile::tempdir().expect("tempdir");
+    let cfg = prop_config(cases, gen, max_shrink_iters, out.path());
+    let dyn_libs: Vec<&dyn OfficialLib> = libs.iter().map(|l| *l as &dyn OfficialLib).collect();
+    let tags: Vec<&str> = libs.iter().map(|l| l.tag()).collect();
+    match check_migration(&dyn_libs, kind, reader, &cfg) {
+        PropOutcome::Pass { .. } => panic!("{} was not caught on {tags:?}", reader.name()),
         PropOutcome::Fail {
             minimal,
             message,
@@ -148,7 +137,8 @@ fn expect_failure(
             assert_eq!(repro.kind, kind);
             let diff = std::fs::read_to_string(saved.join("diff.txt")).unwrap();
             assert!(!diff.trim().is_empty(), "diff.txt is empty");
-            minimal
+            eprintln!("  continuations: {:?}", repro.then);
+            repro
         }
     }
 }
@@ -165,7 +155,7 @@ fn i32_decoded_as_u32_is_caught_and_shrunk() {
     let ops = expect_failure(
         &lib,
         StoreKind::Plain,
-        &I32ViaU32(RealReader::new()),
+        &I32_VIA_U32,
         GenConfig {
             max_ops: 12,
             ..GenConfig::default()
@@ -250,9 +240,294 @@ fn ignoring_expiry_is_caught_with_a_real_sleep() {
 #[test]
 fn golden_check_catches_i32_via_u32() {
     // v2.0.0's corpus has negative i32 values in several stores.
-    let check = check_corpus_dir(&corpus_root().join("v2.0.0"), &I32ViaU32(RealReader::new()))
-        .expect("corpus loads");
+    let check =
+        check_corpus_dir(&corpus_root().join("v2.0.0"), &I32_VIA_U32).expect("corpus loads");
     assert!(!check.passed(), "broken reader passed the golden corpus");
     let good = check_corpus_dir(&corpus_root().join("v2.0.0"), &RealReader::new()).unwrap();
     assert!(good.passed());
+}
+
+/// A reader view wrapping the real one, with one getter or the key handling broken.
+struct Broken {
+    name: &'static str,
+    bug: Bug,
+}
+
+#[derive(Clone, Copy)]
+enum Bug {
+    /// `getInt32` decoded through the u32 getter (a classic sign bug).
+    I32ViaU32,
+    /// `get_vec_bool` drops the last element.
+    VecBoolDropsLast,
+    /// Keys cut at the first NUL and decoded as lossy UTF-8.
+    KeysAsCStrings,
+    /// A long-lived reader that cannot follow one kind of change ([`StaleView`]).
+    Stale(Stale),
+}
+
+struct BrokenView(Box<dyn ReaderView>, Bug);
+
+impl ReaderFactory for Broken {
+    fn name(&self) -> String {
+        format!("broken: {}", self.name)
+    }
+
+    fn open(
+        &self,
+        path: &Path,
+        key: Option<&[u8]>,
+        aes256: bool,
+    ) -> Result<Box<dyn ReaderView>, String> {
+        match self.bug {
+            Bug::Stale(stale) => StaleView::open(path, key, aes256, stale),
+            bug => Ok(Box::new(BrokenView(
+                RealReader::new().open(path, key, aes256)?,
+                bug,
+            ))),
+        }
+    }
+}
+
+fn c_string(key: &[u8]) -> Vec<u8> {
+    let cut = key.iter().position(|&b| b == 0).unwrap_or(key.len());
+    String::from_utf8_lossy(&key[..cut])
+        .into_owned()
+        .into_bytes()
+}
+
+impl BrokenView {
+    fn key(&self, key: &[u8]) -> Vec<u8> {
+        match self.1 {
+            Bug::KeysAsCStrings => c_string(key),
+            _ => key.to_vec(),
+        }
+    }
+}
+
+impl ReaderView for BrokenView {
+    fn read(&self, key: &[u8], ty: ValueType) -> Option<Value> {
+        if matches!(self.1, Bug::I32ViaU32) && ty == ValueType::I32 {
+            return match self.0.read(key, ValueType::U32)? {
+                Value::U32(u) => i32::try_from(u).ok().map(Value::I32),
+                _ => None,
+            };
+        }
+        let v = self.0.read(&self.key(key), ty)?;
+        Some(match (self.1, v) {
+            (Bug::VecBoolDropsLast, Value::VecBool(mut b)) => {
+                b.pop();
+                Value::VecBool(b)
+            }
+            (_, v) => v,
+        })
+    }
+    fn contains(&self, key: &[u8]) -> bool {
+        self.0.contains(&self.key(key))
+    }
+    fn keys(&self) -> Vec<Vec<u8>> {
+        self.0.keys().iter().map(|k| self.key(k)).collect()
+    }
+    fn count(&self) -> usize {
+        self.0.count()
+    }
+    fn expire_at(&self, key: &[u8]) -> Option<u32> {
+        self.0.expire_at(&self.key(key))
+    }
+}
+
+/// A long-lived reader whose reloads fail in one situation; like the real reader after a
+/// failed reload, it keeps serving its previous snapshot. Fresh readers (opened after the
+/// change) are unaffected, so only the long-lived reader can catch these.
+#[derive(Clone, Copy)]
+enum Stale {
+    /// Broken CFB continuation: an append-only reload of an encrypted store decrypts garbage
+    /// and fails, until the next full reload.
+    EncryptedAppend,
+    /// The meta's key-expire flag differs from the one seen at open.
+    ExpireFlag,
+    /// The store was opened with a meta version before 4 (v1.2 and older) and the meta now
+    /// has version 4 (written by v1.3.0+: the flags field).
+    MetaUpgrade,
+}
+
+struct StaleView {
+    store: Store,
+    stale: Stale,
+    encrypted: bool,
+    opened: Snapshot,
+    /// (snapshot served, reload counters at the last read, stuck)
+    state: Mutex<(Snapshot, ReloadStats, bool)>,
+}
+
+impl StaleView {
+    fn open(
+        path: &Path,
+        key: Option<&[u8]>,
+        aes256: bool,
+        stale: Stale,
+    ) -> Result<Box<dyn ReaderView>, String> {
+        let store = RealReader::new()
+            .open_store(path, key, aes256)
+            .map_err(|e| e.to_string())?;
+        let opened = store.snapshot();
+        let state = Mutex::new((opened.clone(), store.stats(), false));
+        Ok(Box::new(StaleView {
+            store,
+            stale,
+            encrypted: key.is_some(),
+            opened,
+            state,
+        }))
+    }
+
+    /// The snapshot the broken reader serves.
+    fn current(&self) -> Snapshot {
+        let snap = self.store.snapshot();
+        let stats = self.store.stats();
+        let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let stuck = match self.stale {
+            Stale::EncryptedAppend => {
+                if stats.full > g.1.full {
+                    false
+                } else {
+                    g.2 || (self.encrypted && stats.partial > g.1.partial)
+                }
+            }
+            Stale::ExpireFlag => snap.meta().flags & 1 != self.opened.meta().flags & 1,
+            Stale::MetaUpgrade => self.opened.meta().version < 4 && snap.meta().version >= 4,
+        };
+        if !stuck {
+            g.0 = snap;
+        }
+        g.1 = stats;
+        g.2 = stuck;
+        g.0.clone()
+    }
+}
+
+impl ReaderView for StaleView {
+    fn read(&self, key: &[u8], ty: ValueType) -> Option<Value> {
+        read_snapshot(&self.current(), key, ty)
+    }
+    fn contains(&self, key: &[u8]) -> bool {
+        self.current().contains(key)
+    }
+    fn keys(&self) -> Vec<Vec<u8>> {
+        self.current().keys().map(<[u8]>::to_vec).collect()
+    }
+    fn count(&self) -> usize {
+        self.current().len()
+    }
+    fn expire_at(&self, key: &[u8]) -> Option<u32> {
+        self.current().expire_at(key)
+    }
+    fn stats(&self) -> Option<ReloadStats> {
+        Some(self.store.stats())
+    }
+}
+
+const I32_VIA_U32: Broken = Broken {
+    name: "i32 via u32",
+    bug: Bug::I32ViaU32,
+};
+
+fn small(max_ops: usize) -> GenConfig {
+    GenConfig {
+        max_ops,
+        short_expire_weight: 0,
+        ..GenConfig::default()
+    }
+}
+
+#[test]
+fn vec_bool_dropping_its_last_element_is_caught() {
+    let lib = newest_with(StoreKind::Plain);
+    assert!(
+        lib.features().typed_vectors,
+        "{} has no std::vector<bool> (v1.3.6+ needed)",
+        lib.tag()
+    );
+    let reader = Broken {
+        name: "get_vec_bool drops the last element",
+        bug: Bug::VecBoolDropsLast,
+    };
+    // Every getter reads every key, so the minimal case is one set of any value whose
+    // payload get_vec_bool decodes to a non-empty vector.
+    let ops = expect_failure(&lib, StoreKind::Plain, &reader, small(12), 64, 256).ops;
+    assert_eq!(ops.len(), 1, "not minimal: {ops:?}");
+}
+
+#[test]
+fn keys_as_c_strings_are_caught() {
+    let lib = newest_with(StoreKind::Plain);
+    let reader = Broken {
+        name: "keys as C strings",
+        bug: Bug::KeysAsCStrings,
+    };
+    let ops = expect_failure(&lib, StoreKind::Plain, &reader, small(12), 64, 256).ops;
+    assert!(
+        ops.iter()
+            .flat_map(Op::keys)
+            .any(|k| c_string(k.bytes()) != k.bytes()),
+        "expected a key with a NUL or invalid UTF-8: {ops:?}"
+    );
+}
+
+#[test]
+fn broken_cfb_continuation_is_caught() {
+    let lib = newest_with(StoreKind::Aes128);
+    let reader = Broken {
+        name: "CFB continuation of encrypted appends",
+        bug: Bug::Stale(Stale::EncryptedAppend),
+    };
+    let ops = expect_failure(&lib, StoreKind::Aes128, &reader, small(12), 64, 256).ops;
+    assert!(!sets(&ops).is_empty(), "expected an appended set: {ops:?}");
+}
+
+#[test]
+fn expire_flag_fixed_at_open_is_caught_by_toggling() {
+    // A plaintext store: key expiration comes only from enable/disableAutoKeyExpire ops on
+    // the populated store.
+    let lib = newest_with(StoreKind::Expire);
+    let reader = Broken {
+        name: "key-expire flag fixed at open",
+        bug: Bug::Stale(Stale::ExpireFlag),
+    };
+    let ops = expect_failure(&lib, StoreKind::Plain, &reader, small(12), 64, 256).ops;
+    assert!(
+        ops.iter()
+            .any(|op| matches!(op, Op::EnableExpire { .. } | Op::DisableExpire)),
+        "expected an expiry toggle: {ops:?}"
+    );
+}
+
+#[test]
+fn meta_upgrade_not_followed_is_caught_by_migration() {
+    // The oldest built version (meta version 3 before v1.3.0) continued by the newest.
+    let old = oldest_with(StoreKind::Plain);
+    let new = newest_with(StoreKind::Plain);
+    assert!(
+        !old.features().key_expire && new.features().key_expire,
+        "needs a built version before v1.3.0 and one from v1.3.0 on ({} .. {})",
+        old.tag(),
+        new.tag()
+    );
+    let reader = Broken {
+        name: "cannot follow a meta upgrade to version 4",
+        bug: Bug::Stale(Stale::MetaUpgrade),
+    };
+    // Single-version workloads never change the meta version: not caught there.
+    let out = tempfile::tempdir().unwrap();
+    let cfg = prop_config(16, small(12), 0, out.path());
+    assert!(
+        check_property(&old, StoreKind::Plain, &reader, &cfg).passed(),
+        "single-version workloads should not see a meta version change on {}",
+        old.tag()
+    );
+    let repro = expect_failure_in(&[&old, &new], StoreKind::Plain, &reader, small(12), 64, 256);
+    assert_eq!(
+        repro.then.len(),
+        1,
+        "expected the failure after the version switch: {repro:?}"
+    );
 }

@@ -1,202 +1,106 @@
-//! Live writer in another process: the official library (newest built version) writes a seeded
-//! sequence in MULTI_PROCESS mode in a child process (`conformance writer`), with sets of small
-//! and big values (growth, full write-backs), removes, trims and clears, while reader threads in
-//! this process read with check-on-read.
+//! Live writer in another process: the official library writes a seeded sequence in
+//! MULTI_PROCESS mode in a child process (`conformance writer`), with sets of small and big
+//! values (growth, full write-backs), removes, trims and clears, while reader threads in this
+//! process share one long-lived `Store` and read with check-on-read
+//! ([`conformance::live::run_live`]).
 //!
-//! Checked: every observed value is one the writer committed for that key (exact re-derivation,
-//! so no torn value); every snapshot is explained by a single prefix of the writer's sequence,
-//! and successive snapshots of a thread never go back in time; no crash; after the writer
-//! exits, the reader sees exactly the final state (values, absent keys, key set, count).
+//! Run for the newest built version of each era (v1.2, v1.3, v2.x), in every store kind of
+//! [`conformance::live::LIVE_KINDS`] the version has (plaintext, AES-128, AES-256 from v2.3.0,
+//! key expiration from v1.3.0), each unpaced and paced. Checked per run: every observed value
+//! is one the writer committed for that key (no torn value); every snapshot is explained by a
+//! single prefix of the writer's sequence, never older than the thread's previous one; no
+//! reload fails (`stats().failed == 0`); the readers observed many distinct intermediate
+//! states (a twentieth of the ops when paced, at least 2 unpaced); after the writer exits, the
+//! open store and a fresh one hold exactly the final state (values, expire times, key set).
+//!
+//! `CONFORMANCE_LIVE_OPS` (default 1500) sets the ops per run.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use conformance::kind::parse_tag;
+use conformance::live::{live_matrix, run_live, LiveSpec};
+use conformance::official::OfficialLib;
+use conformance::sys::{built_versions, SysLib};
+use conformance::StoreKind;
 
-use conformance::live::{live_key, live_type, LiveModel, LiveSpec, LIVE_ID};
-use conformance::real::read_snapshot;
-use conformance::sys::built_versions;
-use conformance::{ReaderFactory, RealReader};
+/// The eras: (name, major, minor or `None` for any).
+const ERAS: [(&str, u32, Option<u32>); 3] = [
+    ("v1.2", 1, Some(2)),
+    ("v1.3", 1, Some(3)),
+    ("v2.x", 2, None),
+];
 
-const SPEC: LiveSpec = LiveSpec {
-    seed: 0x5eed_1234,
-    ops: 6000,
-    keys: 24,
-};
+fn ops() -> usize {
+    std::env::var("CONFORMANCE_LIVE_OPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1500)
+}
 
-#[derive(Debug, Default)]
-struct ThreadStats {
-    snapshots: usize,
-    non_empty: usize,
-    max_floor: usize,
+/// The newest built version of each era (`None` where none is built).
+fn era_versions() -> Vec<(&'static str, Option<&'static str>)> {
+    ERAS.iter()
+        .map(|&(name, major, minor)| {
+            let tag = built_versions().iter().rev().copied().find(|t| {
+                parse_tag(t).is_some_and(|(a, b, _)| a == major && minor.map_or(true, |m| m == b))
+            });
+            (name, tag)
+        })
+        .collect()
 }
 
 #[test]
-fn reader_follows_a_writer_in_another_process() {
-    let tag = *built_versions()
-        .last()
-        .expect("mmkv-sys built no official version");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let model = Arc::new(LiveModel::new(&SPEC));
-
-    let mut child = Command::new(env!("CARGO_BIN_EXE_conformance"))
-        .args(["writer", "--tag", tag, "--dir"])
-        .arg(dir.path())
-        .args([
-            "--seed",
-            &SPEC.seed.to_string(),
-            "--ops",
-            &SPEC.ops.to_string(),
-            "--keys",
-            &SPEC.keys.to_string(),
-        ])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn the writer");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let first = lines.next().and_then(|l| l.ok()).unwrap_or_default();
-    assert_eq!(first, "ready", "writer did not start");
-
-    let path = dir.path().join(LIVE_ID);
-    let store = Arc::new(
-        RealReader::new()
-            .open_store(&path, None, false)
-            .expect("reader opens the live store"),
+fn reader_follows_writers_of_every_era() {
+    let eras = era_versions();
+    let missing: Vec<&str> = eras
+        .iter()
+        .filter(|(_, t)| t.is_none())
+        .map(|(n, _)| *n)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "no built version of era(s) {missing:?}: build one (MMKV_VERSIONS=v1.2.15,v1.3.9,v2.4.2)"
     );
-    let done = Arc::new(AtomicBool::new(false));
-    let started = Instant::now();
-
-    let mut threads = Vec::new();
-    for t in 0..3 {
-        let (store, model, done) = (store.clone(), model.clone(), done.clone());
-        threads.push(std::thread::spawn(
-            move || -> Result<ThreadStats, String> {
-                let mut stats = ThreadStats::default();
-                let mut floor = 0usize;
-                while !done.load(Ordering::Acquire) {
-                    let observed: Vec<(usize, Option<conformance::Value>)> = if t < 2 {
-                        // Zero-copy snapshot: one consistent view of every key.
-                        let snap = store.snapshot();
-                        (0..model.keys)
-                            .map(|k| {
-                                (
-                                    k,
-                                    read_snapshot(&snap, live_key(k).as_bytes(), live_type(k)),
-                                )
-                            })
-                            .collect()
-                    } else {
-                        // Copy getters on the store, one check-on-read each: one key per read.
-                        let k = stats.snapshots % model.keys;
-                        let key = live_key(k);
-                        let v = match live_type(k) {
-                            conformance::ValueType::String => {
-                                store.get_string(&key).map(conformance::Value::String)
-                            }
-                            conformance::ValueType::I64 => {
-                                store.get_i64(&key).map(conformance::Value::I64)
-                            }
-                            conformance::ValueType::Bytes => {
-                                store.get_bytes(&key).map(conformance::Value::Bytes)
-                            }
-                            conformance::ValueType::U32 => {
-                                store.get_u32(&key).map(conformance::Value::U32)
-                            }
-                            _ => store.get_string_vec(&key).map(conformance::Value::Strings),
-                        };
-                        vec![(k, v)]
-                    };
-                    if observed.iter().any(|(_, v)| v.is_some()) {
-                        stats.non_empty += 1;
-                    }
-                    floor = model
-                        .check_snapshot(&observed, floor)
-                        .map_err(|e| format!("thread {t}, read {}: {e}", stats.snapshots))?;
-                    stats.snapshots += 1;
-                    stats.max_floor = floor;
-                }
-                Ok(stats)
-            },
-        ));
-    }
-
-    let status = child.wait().expect("wait for the writer");
-    let rest: Vec<String> = lines.map_while(Result::ok).collect();
-    let writer_time = started.elapsed();
-    done.store(true, Ordering::Release);
-    let mut errors = Vec::new();
-    let mut all_stats = Vec::new();
-    for (t, h) in threads.into_iter().enumerate() {
-        match h.join() {
-            Ok(Ok(s)) => all_stats.push(s),
-            Ok(Err(e)) => errors.push(e),
-            Err(_) => errors.push(format!("reader thread {t} panicked")),
+    let mut lines = Vec::new();
+    let mut failed = Vec::new();
+    let mut kinds_run = Vec::new();
+    for (_, tag) in &eras {
+        let tag = tag.expect("checked above");
+        let lib = SysLib::load(tag).expect("load the official library");
+        for (kind, pace_us) in live_matrix(&lib.features()) {
+            let spec = LiveSpec {
+                seed: 0x5eed_1234,
+                ops: ops(),
+                keys: 24,
+                kind,
+                pace_us,
+            };
+            let o = run_live(
+                std::path::Path::new(env!("CARGO_BIN_EXE_conformance")),
+                tag,
+                &spec,
+            );
+            eprintln!("live: {}", o.line());
+            if !o.passed() {
+                failed.push(o.line());
+            }
+            kinds_run.push(kind);
+            lines.push(o);
         }
     }
-    assert!(status.success(), "writer failed: {status:?} {rest:?}");
-    assert_eq!(
-        rest.last().map(String::as_str),
-        Some(format!("done {}", SPEC.ops).as_str())
-    );
-    assert!(errors.is_empty(), "{}", errors.join("\n"));
-    let stats = store.stats();
-    eprintln!(
-        "live: {tag}, {} ops in {writer_time:?}; (reads, non-empty, last prefix) per thread: {:?}; \
-         reloads: {} full, {} partial, {} failed",
-        SPEC.ops,
-        all_stats
-            .iter()
-            .map(|s| (s.snapshots, s.non_empty, s.max_floor))
-            .collect::<Vec<_>>(),
-        stats.full,
-        stats.partial,
-        stats.failed
-    );
-    assert!(
-        stats.full + stats.partial > 0,
-        "the reader never reloaded while the writer ran"
-    );
-    assert!(
-        all_stats.iter().all(|s| s.snapshots > 0),
-        "a reader thread never read"
-    );
-    assert_eq!(
-        store.last_reload_error(),
-        None,
-        "a reload failed while the writer ran"
-    );
-
-    // After the writer: exactly the final state, through the open store and a fresh one.
-    store.refresh().expect("refresh after the writer");
-    let fresh = RealReader::new()
-        .open(&path, None, false)
-        .expect("fresh reader");
-    let snap = store.snapshot();
-    let mut live_keys = Vec::new();
-    for k in 0..model.keys {
-        let key = live_key(k);
-        let want = model.final_value(k);
-        let got = read_snapshot(&snap, key.as_bytes(), live_type(k));
-        assert_eq!(got, want, "final value of {key} (open store)");
-        assert_eq!(
-            fresh.read(key.as_bytes(), live_type(k)),
-            want,
-            "final value of {key} (fresh store)"
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+    for kind in [
+        StoreKind::Multi,
+        StoreKind::Aes128,
+        StoreKind::Aes256,
+        StoreKind::Expire,
+    ] {
+        assert!(
+            kinds_run.contains(&kind),
+            "no live run in {kind} (AES-256 needs v2.3.0+)"
         );
-        if want.is_some() {
-            live_keys.push(key.into_bytes());
-        }
     }
-    let mut keys: Vec<Vec<u8>> = snap.keys().map(<[u8]>::to_vec).collect();
-    keys.sort();
-    live_keys.sort();
-    assert_eq!(keys, live_keys, "final key set");
-    assert_eq!(snap.len(), live_keys.len());
-    assert!(
-        snap.meta().sequence > 0,
-        "the writer never did a full write-back (meta sequence is 0)"
+    let states: usize = lines.iter().map(|o| o.distinct_states).sum();
+    eprintln!(
+        "live: {} runs, {states} distinct states observed in all",
+        lines.len()
     );
-    assert_eq!(fresh.count(), live_keys.len());
-    assert!(writer_time < Duration::from_secs(300));
 }

@@ -1,0 +1,167 @@
+//! Edges written to kill mutants that `cargo mutants` found surviving the other tests (see
+//! README, "Mutation testing"): the meta length each version needs (exactly enough parses, one
+//! byte less does not), a stored value of exactly the 4-byte expire suffix, the offset a CFB
+//! resume error names, the meta length a `Store` needs, `Store::contains` / `meta`, and what `Debug` / `Display` show.
+
+use mmkv_reader::meta::{needed_len, MetaInfo, META_SIZE, OFF_FLAGS, OFF_IV, OFF_SEQUENCE};
+use mmkv_reader::records::split_expire;
+
+/// A meta file of `len` bytes with version `version` and sequence 7.
+fn meta(version: u32, len: usize) -> Vec<u8> {
+    let mut b = vec![0u8; len];
+    b[4..8].copy_from_slice(&version.to_le_bytes());
+    if len >= OFF_SEQUENCE + 4 {
+        b[OFF_SEQUENCE..OFF_SEQUENCE + 4].copy_from_slice(&7u32.to_le_bytes());
+    }
+    b
+}
+
+#[test]
+fn each_meta_version_needs_exactly_its_fields() {
+    // version → bytes up to its last field: sequence (v0/v1), IV (v2), the actual-size block
+    // (v3, and v6+ which the official loader treats as v3), flags (v4, v5).
+    let table = [
+        (0, OFF_SEQUENCE + 4),
+        (1, OFF_SEQUENCE + 4),
+        (2, OFF_IV + 16),
+        (3, OFF_FLAGS),
+        (4, META_SIZE),
+        (5, META_SIZE),
+        (6, OFF_FLAGS),
+        (9, OFF_FLAGS),
+    ];
+    for (version, len) in table {
+        assert_eq!(needed_len(version), len, "version {version}");
+        let exact = MetaInfo::parse(&meta(version, len))
+            .unwrap_or_else(|e| panic!("version {version}, {len} bytes: {e}"));
+        assert_eq!(exact.version, version);
+        assert_eq!(exact.sequence, 7);
+        assert!(
+            MetaInfo::parse(&meta(version, len - 1)).is_err(),
+            "version {version}: {} bytes accepted",
+            len - 1
+        );
+    }
+}
+
+#[test]
+fn a_meta_with_only_crc_and_version_needs_its_version_fields() {
+    // 8 bytes: the version is readable, so the error names what that version needs.
+    match MetaInfo::parse(&meta(1, 8)) {
+        Err(mmkv_reader::Error::MetaTooShort { len, needed }) => {
+            assert_eq!((len, needed), (8, OFF_SEQUENCE + 4));
+        }
+        other => panic!("{other:?}"),
+    }
+    match MetaInfo::parse(&[1u8; 7]) {
+        Err(mmkv_reader::Error::MetaTooShort { len, needed }) => {
+            assert_eq!((len, needed), (7, META_SIZE));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_value_of_exactly_the_expire_suffix_splits() {
+    assert_eq!(
+        split_expire(&[0x10, 0x20, 0x30, 0x40]),
+        Some((&[][..], 0x4030_2010))
+    );
+    assert_eq!(split_expire(&[1, 2, 3]), None);
+    assert_eq!(split_expire(&[9, 1, 0, 0, 0]), Some((&[9u8][..], 1)));
+}
+
+#[test]
+fn resuming_cfb_without_enough_ciphertext_names_the_missing_offset() {
+    use mmkv_reader::crypto::CfbDecryptor;
+    let iv = [3u8; 16];
+    // Offset 40 (8 into its block) needs the 8 bytes of the block and the 16 before: 24.
+    match CfbDecryptor::resume(b"key", false, &iv, 40, &[0u8; 10]) {
+        Err(mmkv_reader::Error::UnexpectedEnd { offset }) => assert_eq!(offset, 30),
+        other => panic!("{other:?}"),
+    }
+    let d = CfbDecryptor::resume(b"key", false, &iv, 40, &[0u8; 24]).expect("enough");
+    assert_eq!(format!("{d:?}"), "CfbDecryptor");
+}
+
+#[test]
+fn an_unknown_type_name_lists_the_known_ones() {
+    use mmkv_reader::decode::ValueType;
+    let err = "no-such-type".parse::<ValueType>().unwrap_err().to_string();
+    let names: Vec<&str> = ValueType::ALL.iter().map(|t| t.name()).collect();
+    assert_eq!(
+        err,
+        format!(
+            "unknown type \"no-such-type\" (expected one of: {})",
+            names.join(", ")
+        )
+    );
+}
+
+#[test]
+fn options_show_what_was_set() {
+    use mmkv_reader::Options;
+    let shown = format!(
+        "{:?}",
+        Options::new()
+            .crypt_key("k")
+            .aes256(true)
+            .recover(true)
+            .lock_timeout(std::time::Duration::from_millis(5))
+    );
+    for part in [
+        "Options",
+        "encrypted: true",
+        "aes256: true",
+        "Recover",
+        "lock_timeout: 5ms",
+    ] {
+        assert!(shown.contains(part), "{part} not in {shown}");
+    }
+    let default = format!("{:?}", Options::default());
+    assert!(default.contains("encrypted: false") && default.contains("lock_timeout: 100ms"));
+}
+
+/// A v2 meta file of `len` bytes (actual size in the data header) and an empty data file.
+fn v2_store(dir: &std::path::Path, len: usize) -> std::path::PathBuf {
+    let path = dir.join(format!("v2-{len}"));
+    std::fs::write(&path, vec![0u8; 4096]).unwrap();
+    let mut crc = path.clone().into_os_string();
+    crc.push(".crc");
+    std::fs::write(&crc, meta(2, len)).unwrap();
+    path
+}
+
+#[test]
+fn a_store_needs_its_meta_through_the_actual_size() {
+    use mmkv_reader::{Options, Store};
+    let dir = tempfile::tempdir().unwrap();
+    // 32 bytes (through the actual-size field the check-on-read maps) opens.
+    let store = Store::open(v2_store(dir.path(), 32), Options::new()).expect("32-byte meta");
+    assert_eq!(store.len(), 0);
+    let shown = format!("{store:?}");
+    assert!(
+        shown.starts_with("Store") && shown.contains("v2-32") && shown.contains("stats"),
+        "{shown}"
+    );
+    // 30 bytes: enough for a v2 meta, not for the check-on-read.
+    match Store::open(v2_store(dir.path(), 30), Options::new()) {
+        Err(mmkv_reader::Error::MetaTooShort { len, needed }) => {
+            assert_eq!((len, needed), (30, META_SIZE))
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn store_contains_and_meta_match_its_snapshot() {
+    use mmkv_reader::{Options, Store};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/v2.4.2/plain");
+    let store = Store::open(&path, Options::new()).expect("corpus store");
+    let snap = store.snapshot();
+    let key = snap.keys().next().expect("a key").to_vec();
+    assert!(store.contains(&key));
+    assert!(!store.contains(b"no such key"));
+    assert_eq!(store.meta(), *snap.meta());
+    assert_ne!(store.meta().version, 0);
+}
