@@ -368,7 +368,7 @@ fn read_back(
     for key in touched {
         let live = model
             .get(key)
-            .filter(|(_, at)| at.map_or(true, |t| u64::from(t) > now));
+            .filter(|(_, at)| at.is_none_or(|t| u64::from(t) > now));
         match live {
             Some((value, at)) => {
                 let got = store.get(key.as_bytes(), value.value_type())?;

@@ -617,7 +617,7 @@ pub fn many_keys_workload(kind: StoreKind, features: Features, n: usize, seed: u
     let key = |i: usize| Key::from(format!("many-{i:05}"));
     let expire = |i: usize| {
         kind.key_expire()
-            .then_some(if i % 3 == 0 { 0 } else { FAR_EXPIRE })
+            .then_some(if i.is_multiple_of(3) { 0 } else { FAR_EXPIRE })
     };
     let mut ops = Vec::with_capacity(n * 2);
     for i in 0..n {

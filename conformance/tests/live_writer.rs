@@ -40,7 +40,7 @@ fn era_versions() -> Vec<(&'static str, Option<&'static str>)> {
     ERAS.iter()
         .map(|&(name, major, minor)| {
             let tag = built_versions().iter().rev().copied().find(|t| {
-                parse_tag(t).is_some_and(|(a, b, _)| a == major && minor.map_or(true, |m| m == b))
+                parse_tag(t).is_some_and(|(a, b, _)| a == major && minor.is_none_or(|m| m == b))
             });
             (name, tag)
         })

@@ -188,7 +188,7 @@ fn encode_value(v: &Value) -> Vec<u8> {
 }
 
 fn chunks<const N: usize>(b: &[u8]) -> Option<Vec<[u8; N]>> {
-    if b.len() % N != 0 {
+    if !b.len().is_multiple_of(N) {
         return None;
     }
     Some(
