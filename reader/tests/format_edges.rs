@@ -19,7 +19,7 @@ fn meta(version: u32, len: usize) -> Vec<u8> {
 #[test]
 fn each_meta_version_needs_exactly_its_fields() {
     // version → bytes up to its last field: sequence (v0/v1), IV (v2), the actual-size block
-    // (v3, and v6+ which the official loader treats as v3), flags (v4, v5).
+    // (v3, and v7+ which the v2.4.0+ loader treats as v3), flags (v4, v5, v6).
     let table = [
         (0, OFF_SEQUENCE + 4),
         (1, OFF_SEQUENCE + 4),
@@ -27,7 +27,8 @@ fn each_meta_version_needs_exactly_its_fields() {
         (3, OFF_FLAGS),
         (4, META_SIZE),
         (5, META_SIZE),
-        (6, OFF_FLAGS),
+        (6, META_SIZE),
+        (7, OFF_FLAGS),
         (9, OFF_FLAGS),
     ];
     for (version, len) in table {
