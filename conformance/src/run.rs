@@ -198,7 +198,9 @@ impl RunOutcome {
         self.divergences.iter().any(|d| {
             matches!(
                 d.exception.difference,
-                Difference::OfficialLostOwnFiles | Difference::OfficialResurrectsRemovedKeys
+                Difference::OfficialLostOwnFiles
+                    | Difference::OfficialResurrectsRemovedKeys
+                    | Difference::OfficialRekeyNotWritten
             )
         })
     }
@@ -643,6 +645,8 @@ impl<'a> Runner<'a> {
             }
             Op::Rekey(crypt) => {
                 let key = crypt.key.as_ref().map(|k| k.0.as_slice());
+                self.official.sync()?;
+                let before = self.store_files();
                 match self.official.rekey(key, crypt.aes256)? {
                     None => self.stats.unsupported_ops += 1,
                     Some(false) => {}
@@ -650,9 +654,12 @@ impl<'a> Runner<'a> {
                         let new_key = key.filter(|k| !k.is_empty()).map(<[u8]>::to_vec);
                         let aes256 = new_key.is_some() && crypt.aes256;
                         if new_key != self.config.crypt_key || aes256 != self.config.aes256 {
+                            self.official.sync()?;
+                            if self.rekey_not_written(&before) {
+                                return Ok(());
+                            }
                             // A Store's key is fixed at open: check the old reader on the
                             // re-encrypted files is impossible, so it is replaced.
-                            self.official.sync()?;
                             self.retire_long_lived();
                             self.config.crypt_key = new_key;
                             self.config.aes256 = aes256;
@@ -664,6 +671,62 @@ impl<'a> Runner<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The data file and the meta file as they are now (`None` when either is unreadable).
+    fn store_files(&self) -> Option<(Vec<u8>, Vec<u8>)> {
+        let mut crc = self.path.clone().into_os_string();
+        crc.push(".crc");
+        Some((std::fs::read(&self.path).ok()?, std::fs::read(crc).ok()?))
+    }
+
+    /// After a successful `reKey` that changed the key: true when it wrote nothing although the
+    /// store has content (both files byte-for-byte as `before`). The files then still hold
+    /// the old-key content while the official instance uses the new key, so nothing more can
+    /// be judged: accepted (and the run stops) where the exceptions table lists it, a failure
+    /// elsewhere.
+    fn rekey_not_written(&mut self, before: &Option<(Vec<u8>, Vec<u8>)>) -> bool {
+        let Some(before) = before else {
+            return false;
+        };
+        // Content by the data header's size or the meta's actual size (newer versions may
+        // leave the header zero).
+        let has_content = before.0.get(..4).is_some_and(|b| b != [0u8; 4])
+            || mmkv_reader::meta::MetaInfo::parse(&before.1).is_ok_and(|m| m.actual_size > 0);
+        if !has_content || self.store_files().as_ref() != Some(before) {
+            return false;
+        }
+        let m = Mismatch {
+            key: None,
+            what: "files after reKey".to_string(),
+            official: "reKey returned true but left both files unchanged".to_string(),
+            // The configuration still has the old key here.
+            reader: match self.open_reader() {
+                Ok(v) => format!("with the old key: {} key(s)", v.count()),
+                Err(e) => format!("with the old key: error: {e}"),
+            },
+        };
+        let stage = format!("{}: reKey", self.lib.tag());
+        match accepted(Difference::OfficialRekeyNotWritten, &self.scope()) {
+            Some(exception) => {
+                self.divergences.push(Divergence {
+                    stage,
+                    mismatch: m,
+                    exception,
+                });
+                self.lost = true;
+                true
+            }
+            None => {
+                self.mismatches.push((
+                    format!(
+                        "{stage} (no listed upstream bug covers this version and configuration)"
+                    ),
+                    m,
+                ));
+                false
+            }
+        }
     }
 
     fn capture_long(

@@ -5,6 +5,7 @@
 //!
 //! `upstream-1351-encrypted-overwrite.yaml` also pins how the harness treats an upstream
 //! in-memory bug (Tencent/MMKV#1351, v1.3.3 until v1.3.9): a divergence, not a reader failure.
+//! `upstream-rekey-after-trim.yaml` pins the unwritten reKey of v1.1.0-v1.2.5 the same way.
 
 use std::path::Path;
 
@@ -48,6 +49,16 @@ fn saved_workloads_pass_on_every_built_version() {
                 let affected = ((1, 3, 3)..(1, 3, 9)).contains(&v);
                 let lost = outcome.official_lost_files();
                 assert_eq!(lost, affected, "{tag}: {}", outcome.diff_text());
+            }
+            if file.ends_with("upstream-rekey-after-trim.yaml") {
+                let v = parse_tag(tag).expect("tag");
+                let affected = ((1, 1, 0)..=(1, 2, 5)).contains(&v);
+                assert_eq!(
+                    outcome.official_lost_files(),
+                    affected,
+                    "{tag}: unwritten reKey expected only in v1.1.0..=v1.2.5: {}",
+                    outcome.diff_text()
+                );
             }
             if file.ends_with("upstream-1351-encrypted-overwrite.yaml") {
                 let v = parse_tag(tag).expect("tag");
