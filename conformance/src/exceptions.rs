@@ -31,6 +31,11 @@ pub enum Difference {
     /// while the official instance now uses the new one, so neither it nor a reader given the
     /// new key can read them.
     OfficialRekeyNotWritten,
+    /// `reKey` with the AES-128 key the store already uses, given in a form the library keeps
+    /// only truncated (longer than 16 bytes, or with a NUL), reported success on a non-empty
+    /// store and left both files unchanged; the official instance restarted its cipher stream,
+    /// so what it appends next does not decrypt under the file's IV.
+    OfficialRekeyRestartsCipher,
     /// A scalar getter returns its default value where the reader reports no value.
     DefaultForAbsentScalar,
     /// `getBytes` returns an empty buffer where the reader reports no value.
@@ -55,6 +60,9 @@ impl Difference {
             }
             Difference::OfficialRekeyNotWritten => {
                 "reKey reports success but leaves the files unchanged (still under the old key); the official instance then uses the new key on them"
+            }
+            Difference::OfficialRekeyRestartsCipher => {
+                "reKey to the store's own AES-128 key given longer than 16 bytes (or with a NUL) leaves the files unchanged but restarts the official cipher stream; its later appends do not decrypt under the file's IV"
             }
             Difference::DefaultForAbsentScalar => {
                 "scalar getter returns the default (0/false) where the reader reports no value"
@@ -196,6 +204,14 @@ pub const TABLE: &[Exception] = &[
         why: "fullWriteback() returns at once while m_hasFullWriteback is set (after trim, removeValuesForKeys or another reKey), so reKey only swaps the in-memory crypter: the files still hold the old-key content, which the reader reads with the old key; accepted only when the harness sees both files byte-for-byte unchanged after a key-changing reKey of a non-empty store, and the run stops there",
     },
     Exception {
+        difference: Difference::OfficialRekeyRestartsCipher,
+        reference: "upstream v1.2.6 fix of MMKV::reKey (clears m_hasFullWriteback first)",
+        first: (1, 1, 0),
+        last: (1, 1, 2),
+        configs: Configs::Encrypted,
+        why: "reKey compares the requested key with cryptKey() (16 bytes, up to a NUL), so it takes the change-key path, makes a new AESCrypt (IV = key) and calls fullWriteback(), which returns at once after a full write-back: the file keeps its IV while appends continue from the new one; v1.2.0-v1.2.5 reload after reKey and v1.2.6 rewrites. Accepted only when the harness sees both files unchanged, and the run stops there; the files themselves are intact and the reader reads them",
+    },
+    Exception {
         difference: Difference::DefaultForAbsentScalar,
         reference: "API: no hasValue flag before v1.2.13",
         first: (1, 1, 0),
@@ -283,6 +299,10 @@ mod tests {
         assert!(accepted(d, &scope("v1.2.5", true, true)).is_some());
         assert!(accepted(d, &scope("v1.2.6", true, false)).is_none());
         assert!(accepted(d, &scope("v2.4.2", false, false)).is_none());
+        let d = Difference::OfficialRekeyRestartsCipher;
+        assert!(accepted(d, &scope("v1.1.2", true, true)).is_some());
+        assert!(accepted(d, &scope("v1.1.0", false, false)).is_none());
+        assert!(accepted(d, &scope("v1.2.0", true, false)).is_none());
     }
 
     #[test]

@@ -201,6 +201,7 @@ impl RunOutcome {
                 Difference::OfficialLostOwnFiles
                     | Difference::OfficialResurrectsRemovedKeys
                     | Difference::OfficialRekeyNotWritten
+                    | Difference::OfficialRekeyRestartsCipher
             )
         })
     }
@@ -653,11 +654,23 @@ impl<'a> Runner<'a> {
                     Some(true) => {
                         let new_key = key.filter(|k| !k.is_empty()).map(<[u8]>::to_vec);
                         let aes256 = new_key.is_some() && crypt.aes256;
-                        if new_key != self.config.crypt_key || aes256 != self.config.aes256 {
+                        let changed =
+                            new_key != self.config.crypt_key || aes256 != self.config.aes256;
+                        // The library compares the requested AES-128 key with the one it
+                        // holds (at most 16 bytes, up to a NUL): a longer key, or one with a
+                        // NUL, is a key change for it even when the bytes are the same.
+                        let truncated_same = !changed
+                            && !aes256
+                            && new_key
+                                .as_deref()
+                                .is_some_and(|k| k.len() > 16 || k.contains(&0));
+                        if changed || truncated_same {
                             self.official.sync()?;
-                            if self.rekey_not_written(&before) {
+                            if self.rekey_not_written(&before, truncated_same) {
                                 return Ok(());
                             }
+                        }
+                        if changed {
                             // A Store's key is fixed at open: check the old reader on the
                             // re-encrypted files is impossible, so it is replaced.
                             self.retire_long_lived();
@@ -680,12 +693,21 @@ impl<'a> Runner<'a> {
         Some((std::fs::read(&self.path).ok()?, std::fs::read(crc).ok()?))
     }
 
-    /// After a successful `reKey` that changed the key: true when it wrote nothing although the
-    /// store has content (both files byte-for-byte as `before`). The files then still hold
-    /// the old-key content while the official instance uses the new key, so nothing more can
-    /// be judged: accepted (and the run stops) where the exceptions table lists it, a failure
-    /// elsewhere.
-    fn rekey_not_written(&mut self, before: &Option<(Vec<u8>, Vec<u8>)>) -> bool {
+    /// After a successful `reKey` the library takes as a key change: true when it wrote
+    /// nothing although the store has content (both files byte-for-byte as `before`) and the
+    /// exceptions table lists that for this version (the run stops: the official instance no
+    /// longer matches its files).
+    ///
+    /// A changed key left unwritten means the files still hold the old-key content while the
+    /// instance uses the new key: a failure where the table does not list it. `truncated_same`
+    /// (the same AES-128 key given longer than 16 bytes or with a NUL) needs no rewrite, so an
+    /// unwritten one is only a difference where the table lists it (the cipher-stream restart
+    /// of v1.1.x); elsewhere the comparisons go on as usual.
+    fn rekey_not_written(
+        &mut self,
+        before: &Option<(Vec<u8>, Vec<u8>)>,
+        truncated_same: bool,
+    ) -> bool {
         let Some(before) = before else {
             return false;
         };
@@ -707,7 +729,12 @@ impl<'a> Runner<'a> {
             },
         };
         let stage = format!("{}: reKey", self.lib.tag());
-        match accepted(Difference::OfficialRekeyNotWritten, &self.scope()) {
+        let difference = if truncated_same {
+            Difference::OfficialRekeyRestartsCipher
+        } else {
+            Difference::OfficialRekeyNotWritten
+        };
+        match accepted(difference, &self.scope()) {
             Some(exception) => {
                 self.divergences.push(Divergence {
                     stage,
@@ -717,6 +744,7 @@ impl<'a> Runner<'a> {
                 self.lost = true;
                 true
             }
+            None if truncated_same => false,
             None => {
                 self.mismatches.push((
                     format!(

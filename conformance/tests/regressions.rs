@@ -5,7 +5,8 @@
 //!
 //! `upstream-1351-encrypted-overwrite.yaml` also pins how the harness treats an upstream
 //! in-memory bug (Tencent/MMKV#1351, v1.3.3 until v1.3.9): a divergence, not a reader failure.
-//! `upstream-rekey-after-trim.yaml` pins the unwritten reKey of v1.1.0-v1.2.5 the same way.
+//! `upstream-rekey-after-trim.yaml` pins the unwritten reKey of v1.1.0-v1.2.5 the same way, and
+//! `upstream-rekey-same-long-key.yaml` the cipher-stream restart of v1.1.0-v1.1.2.
 
 use std::path::Path;
 
@@ -57,6 +58,16 @@ fn saved_workloads_pass_on_every_built_version() {
                     outcome.official_lost_files(),
                     affected,
                     "{tag}: unwritten reKey expected only in v1.1.0..=v1.2.5: {}",
+                    outcome.diff_text()
+                );
+            }
+            if file.ends_with("upstream-rekey-same-long-key.yaml") {
+                let v = parse_tag(tag).expect("tag");
+                let affected = ((1, 1, 0)..=(1, 1, 2)).contains(&v);
+                assert_eq!(
+                    outcome.official_lost_files(),
+                    affected,
+                    "{tag}: cipher restart by reKey expected only in v1.1.0..=v1.1.2: {}",
                     outcome.diff_text()
                 );
             }
