@@ -26,6 +26,16 @@ pub enum Difference {
     /// getter of the written type returns something else or nothing), and the reader returns
     /// exactly that value: the library cannot read back its own write.
     OfficialMisreadsOwnWrite,
+    /// `reKey` to another key (or to/from no key) reported success on a non-empty store but
+    /// left both files byte-for-byte unchanged: they still hold the content under the old key
+    /// while the official instance now uses the new one, so neither it nor a reader given the
+    /// new key can read them.
+    OfficialRekeyNotWritten,
+    /// `reKey` with the AES-128 key the store already uses, given in a form the library keeps
+    /// only truncated (longer than 16 bytes, or with a NUL), reported success on a non-empty
+    /// store and left both files unchanged; the official instance restarted its cipher stream,
+    /// so what it appends next does not decrypt under the file's IV.
+    OfficialRekeyRestartsCipher,
     /// A scalar getter returns its default value where the reader reports no value.
     DefaultForAbsentScalar,
     /// `getBytes` returns an empty buffer where the reader reports no value.
@@ -47,6 +57,12 @@ impl Difference {
             }
             Difference::OfficialMisreadsOwnWrite => {
                 "reopened official does not return the value last written for a key; the reader returns exactly that value"
+            }
+            Difference::OfficialRekeyNotWritten => {
+                "reKey reports success but leaves the files unchanged (still under the old key); the official instance then uses the new key on them"
+            }
+            Difference::OfficialRekeyRestartsCipher => {
+                "reKey to the store's own AES-128 key given longer than 16 bytes (or with a NUL) leaves the files unchanged but restarts the official cipher stream; its later appends do not decrypt under the file's IV"
             }
             Difference::DefaultForAbsentScalar => {
                 "scalar getter returns the default (0/false) where the reader reports no value"
@@ -180,6 +196,22 @@ pub const TABLE: &[Exception] = &[
         why: "the encrypted loader of v1.2.0-v1.2.2 decides keep-or-delete on the holder's valueSize instead of realValueSize; for small records stored inline that field overlaps the inline bytes, so a deletion record can keep its key: removed keys come back after a reopen; the file says they were removed",
     },
     Exception {
+        difference: Difference::OfficialRekeyNotWritten,
+        reference: "upstream v1.2.6 fix of MMKV::reKey (clears m_hasFullWriteback first)",
+        first: (1, 1, 0),
+        last: (1, 2, 5),
+        configs: Configs::All,
+        why: "fullWriteback() returns at once while m_hasFullWriteback is set (after trim, removeValuesForKeys or another reKey), so reKey only swaps the in-memory crypter: the files still hold the old-key content, which the reader reads with the old key; accepted only when the harness sees both files byte-for-byte unchanged after a key-changing reKey of a non-empty store, and the run stops there",
+    },
+    Exception {
+        difference: Difference::OfficialRekeyRestartsCipher,
+        reference: "upstream v1.2.6 fix of MMKV::reKey (clears m_hasFullWriteback first)",
+        first: (1, 1, 0),
+        last: (1, 1, 2),
+        configs: Configs::Encrypted,
+        why: "reKey compares the requested key with cryptKey() (16 bytes, up to a NUL), so it takes the change-key path, makes a new AESCrypt (IV = key) and calls fullWriteback(), which returns at once after a full write-back: the file keeps its IV while appends continue from the new one; v1.2.0-v1.2.5 reload after reKey and v1.2.6 rewrites. Accepted only when the harness sees both files unchanged, and the run stops there; the files themselves are intact and the reader reads them",
+    },
+    Exception {
         difference: Difference::DefaultForAbsentScalar,
         reference: "API: no hasValue flag before v1.2.13",
         first: (1, 1, 0),
@@ -258,6 +290,19 @@ mod tests {
         assert!(accepted(d, &scope("v1.2.3", true, false)).is_none());
         assert!(accepted(d, &scope("v1.1.2", true, false)).is_none());
         assert!(accepted(d, &scope("v1.2.1", false, false)).is_none());
+    }
+
+    #[test]
+    fn unwritten_rekey_only_before_v1_2_6() {
+        let d = Difference::OfficialRekeyNotWritten;
+        assert!(accepted(d, &scope("v1.1.0", false, false)).is_some());
+        assert!(accepted(d, &scope("v1.2.5", true, true)).is_some());
+        assert!(accepted(d, &scope("v1.2.6", true, false)).is_none());
+        assert!(accepted(d, &scope("v2.4.2", false, false)).is_none());
+        let d = Difference::OfficialRekeyRestartsCipher;
+        assert!(accepted(d, &scope("v1.1.2", true, true)).is_some());
+        assert!(accepted(d, &scope("v1.1.0", false, false)).is_none());
+        assert!(accepted(d, &scope("v1.2.0", true, false)).is_none());
     }
 
     #[test]

@@ -198,7 +198,10 @@ impl RunOutcome {
         self.divergences.iter().any(|d| {
             matches!(
                 d.exception.difference,
-                Difference::OfficialLostOwnFiles | Difference::OfficialResurrectsRemovedKeys
+                Difference::OfficialLostOwnFiles
+                    | Difference::OfficialResurrectsRemovedKeys
+                    | Difference::OfficialRekeyNotWritten
+                    | Difference::OfficialRekeyRestartsCipher
             )
         })
     }
@@ -643,16 +646,33 @@ impl<'a> Runner<'a> {
             }
             Op::Rekey(crypt) => {
                 let key = crypt.key.as_ref().map(|k| k.0.as_slice());
+                self.official.sync()?;
+                let before = self.store_files();
                 match self.official.rekey(key, crypt.aes256)? {
                     None => self.stats.unsupported_ops += 1,
                     Some(false) => {}
                     Some(true) => {
                         let new_key = key.filter(|k| !k.is_empty()).map(<[u8]>::to_vec);
                         let aes256 = new_key.is_some() && crypt.aes256;
-                        if new_key != self.config.crypt_key || aes256 != self.config.aes256 {
+                        let changed =
+                            new_key != self.config.crypt_key || aes256 != self.config.aes256;
+                        // The library compares the requested AES-128 key with the one it
+                        // holds (at most 16 bytes, up to a NUL): a longer key, or one with a
+                        // NUL, is a key change for it even when the bytes are the same.
+                        let truncated_same = !changed
+                            && !aes256
+                            && new_key
+                                .as_deref()
+                                .is_some_and(|k| k.len() > 16 || k.contains(&0));
+                        if changed || truncated_same {
+                            self.official.sync()?;
+                            if self.rekey_not_written(&before, truncated_same) {
+                                return Ok(());
+                            }
+                        }
+                        if changed {
                             // A Store's key is fixed at open: check the old reader on the
                             // re-encrypted files is impossible, so it is replaced.
-                            self.official.sync()?;
                             self.retire_long_lived();
                             self.config.crypt_key = new_key;
                             self.config.aes256 = aes256;
@@ -664,6 +684,77 @@ impl<'a> Runner<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The data file and the meta file as they are now (`None` when either is unreadable).
+    fn store_files(&self) -> Option<(Vec<u8>, Vec<u8>)> {
+        let mut crc = self.path.clone().into_os_string();
+        crc.push(".crc");
+        Some((std::fs::read(&self.path).ok()?, std::fs::read(crc).ok()?))
+    }
+
+    /// After a successful `reKey` the library takes as a key change: true when it wrote
+    /// nothing although the store has content (both files byte-for-byte as `before`) and the
+    /// exceptions table lists that for this version (the run stops: the official instance no
+    /// longer matches its files).
+    ///
+    /// A changed key left unwritten means the files still hold the old-key content while the
+    /// instance uses the new key: a failure where the table does not list it. `truncated_same`
+    /// (the same AES-128 key given longer than 16 bytes or with a NUL) needs no rewrite, so an
+    /// unwritten one is only a difference where the table lists it (the cipher-stream restart
+    /// of v1.1.x); elsewhere the comparisons go on as usual.
+    fn rekey_not_written(
+        &mut self,
+        before: &Option<(Vec<u8>, Vec<u8>)>,
+        truncated_same: bool,
+    ) -> bool {
+        let Some(before) = before else {
+            return false;
+        };
+        // Content by the data header's size or the meta's actual size (newer versions may
+        // leave the header zero).
+        let has_content = before.0.get(..4).is_some_and(|b| b != [0u8; 4])
+            || mmkv_reader::meta::MetaInfo::parse(&before.1).is_ok_and(|m| m.actual_size > 0);
+        if !has_content || self.store_files().as_ref() != Some(before) {
+            return false;
+        }
+        let m = Mismatch {
+            key: None,
+            what: "files after reKey".to_string(),
+            official: "reKey returned true but left both files unchanged".to_string(),
+            // The configuration still has the old key here.
+            reader: match self.open_reader() {
+                Ok(v) => format!("with the old key: {} key(s)", v.count()),
+                Err(e) => format!("with the old key: error: {e}"),
+            },
+        };
+        let stage = format!("{}: reKey", self.lib.tag());
+        let difference = if truncated_same {
+            Difference::OfficialRekeyRestartsCipher
+        } else {
+            Difference::OfficialRekeyNotWritten
+        };
+        match accepted(difference, &self.scope()) {
+            Some(exception) => {
+                self.divergences.push(Divergence {
+                    stage,
+                    mismatch: m,
+                    exception,
+                });
+                self.lost = true;
+                true
+            }
+            None if truncated_same => false,
+            None => {
+                self.mismatches.push((
+                    format!(
+                        "{stage} (no listed upstream bug covers this version and configuration)"
+                    ),
+                    m,
+                ));
+                false
+            }
+        }
     }
 
     fn capture_long(

@@ -5,6 +5,8 @@
 //!
 //! `upstream-1351-encrypted-overwrite.yaml` also pins how the harness treats an upstream
 //! in-memory bug (Tencent/MMKV#1351, v1.3.3 until v1.3.9): a divergence, not a reader failure.
+//! `upstream-rekey-after-trim.yaml` pins the unwritten reKey of v1.1.0-v1.2.5 the same way, and
+//! `upstream-rekey-same-long-key.yaml` the cipher-stream restart of v1.1.0-v1.1.2.
 
 use std::path::Path;
 
@@ -13,6 +15,18 @@ use conformance::official::OfficialLib;
 use conformance::run::{load_repro, run_workload};
 use conformance::sys::{built_versions, SysLib};
 use conformance::RealReader;
+
+/// Saved workloads whose run must stop on an upstream bug (the official library no longer
+/// matches its own files) in exactly these versions (inclusive), and pass everywhere else.
+const LOST_FILES_PINS: &[(&str, (u32, u32, u32), (u32, u32, u32))] = &[
+    (
+        "upstream-1351-encrypted-file-loss.yaml",
+        (1, 3, 3),
+        (1, 3, 8),
+    ),
+    ("upstream-rekey-after-trim.yaml", (1, 1, 0), (1, 2, 5)),
+    ("upstream-rekey-same-long-key.yaml", (1, 1, 0), (1, 1, 2)),
+];
 
 #[test]
 fn saved_workloads_pass_on_every_built_version() {
@@ -43,11 +57,22 @@ fn saved_workloads_pass_on_every_built_version() {
                     outcome.diff_text()
                 ));
             }
-            if file.ends_with("upstream-1351-encrypted-file-loss.yaml") {
+            if let Some((_, first, last)) = LOST_FILES_PINS.iter().find(|p| file.ends_with(p.0)) {
                 let v = parse_tag(tag).expect("tag");
-                let affected = ((1, 3, 3)..(1, 3, 9)).contains(&v);
-                let lost = outcome.official_lost_files();
-                assert_eq!(lost, affected, "{tag}: {}", outcome.diff_text());
+                let affected = (*first..=*last).contains(&v);
+                assert_eq!(
+                    outcome.official_lost_files(),
+                    affected,
+                    "{tag}: {} must stop on its upstream bug exactly in v{}.{}.{}..=v{}.{}.{}: {}",
+                    file.display(),
+                    first.0,
+                    first.1,
+                    first.2,
+                    last.0,
+                    last.1,
+                    last.2,
+                    outcome.diff_text()
+                );
             }
             if file.ends_with("upstream-1351-encrypted-overwrite.yaml") {
                 let v = parse_tag(tag).expect("tag");
