@@ -16,9 +16,12 @@ use conformance::run::{load_repro, run_workload};
 use conformance::sys::{built_versions, SysLib};
 use conformance::RealReader;
 
+/// A release as (major, minor, patch), the shape `parse_tag` gives.
+type Release = (u32, u32, u32);
+
 /// Saved workloads whose run must stop on an upstream bug (the official library no longer
 /// matches its own files) in exactly these versions (inclusive), and pass everywhere else.
-const LOST_FILES_PINS: &[(&str, (u32, u32, u32), (u32, u32, u32))] = &[
+const LOST_FILES_PINS: &[(&str, Release, Release)] = &[
     (
         "upstream-1351-encrypted-file-loss.yaml",
         (1, 3, 3),
