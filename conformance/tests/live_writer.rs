@@ -10,8 +10,9 @@
 //! is one the writer committed for that key (no torn value); every snapshot is explained by a
 //! single prefix of the writer's sequence, never older than the thread's previous one; no
 //! reload fails (`stats().failed == 0`); the readers observed many distinct intermediate
-//! states (a twentieth of the ops when paced, at least 2 unpaced); after the writer exits, the
-//! open store and a fresh one hold exactly the final state (values, expire times, key set).
+//! states when paced (a twentieth of the ops; unpaced runs only count them: a fast writer may
+//! finish between two reads); after the writer exits, the open store and a fresh one hold
+//! exactly the final state (values, expire times, key set).
 //!
 //! `CONFORMANCE_LIVE_OPS` (default 1500) sets the ops per run.
 
