@@ -261,55 +261,81 @@ pub fn markdown_table() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use Difference as D;
 
     fn scope(tag: &str, encrypted: bool, multi: bool) -> Scope {
         Scope::new(tag, encrypted, multi).unwrap()
     }
 
-    #[test]
-    fn mmkv_1351_only_in_its_versions_and_configurations() {
-        let d = Difference::OfficialMemoryVsFiles;
-        assert!(accepted(d, &scope("v1.3.3", true, false)).is_some());
-        assert!(accepted(d, &scope("v1.3.7", true, false)).is_some());
-        assert!(accepted(d, &scope("v1.3.9", true, false)).is_none());
-        assert!(accepted(d, &scope("v1.3.2", true, false)).is_none());
-        assert!(accepted(d, &scope("v1.3.5", false, false)).is_none());
-        assert!(accepted(d, &scope("v1.3.5", true, true)).is_none());
-        assert!(accepted(
-            Difference::OfficialLostOwnFiles,
-            &scope("v2.0.0", true, false)
-        )
-        .is_none());
-    }
+    /// (difference, tag, encrypted, multi-process, accepted?): each listed upstream bug is
+    /// accepted in exactly its versions and configurations, and nowhere next to them.
+    const SCOPES: &[(Difference, &str, bool, bool, bool)] = &[
+        // MMKV#1351: v1.3.3-v1.3.7, encrypted, single-process.
+        (D::OfficialMemoryVsFiles, "v1.3.3", true, false, true),
+        (D::OfficialMemoryVsFiles, "v1.3.7", true, false, true),
+        (D::OfficialMemoryVsFiles, "v1.3.9", true, false, false),
+        (D::OfficialMemoryVsFiles, "v1.3.2", true, false, false),
+        (D::OfficialMemoryVsFiles, "v1.3.5", false, false, false),
+        (D::OfficialMemoryVsFiles, "v1.3.5", true, true, false),
+        (D::OfficialLostOwnFiles, "v2.0.0", true, false, false),
+        // Removed keys come back: v1.2.0-v1.2.2, encrypted.
+        (
+            D::OfficialResurrectsRemovedKeys,
+            "v1.2.0",
+            true,
+            false,
+            true,
+        ),
+        (D::OfficialResurrectsRemovedKeys, "v1.2.2", true, true, true),
+        (
+            D::OfficialResurrectsRemovedKeys,
+            "v1.2.3",
+            true,
+            false,
+            false,
+        ),
+        (
+            D::OfficialResurrectsRemovedKeys,
+            "v1.1.2",
+            true,
+            false,
+            false,
+        ),
+        (
+            D::OfficialResurrectsRemovedKeys,
+            "v1.2.1",
+            false,
+            false,
+            false,
+        ),
+        // Unwritten reKey: v1.1.0-v1.2.5; the cipher restart: v1.1.x, encrypted.
+        (D::OfficialRekeyNotWritten, "v1.1.0", false, false, true),
+        (D::OfficialRekeyNotWritten, "v1.2.5", true, true, true),
+        (D::OfficialRekeyNotWritten, "v1.2.6", true, false, false),
+        (D::OfficialRekeyNotWritten, "v2.4.2", false, false, false),
+        (D::OfficialRekeyRestartsCipher, "v1.1.2", true, true, true),
+        (
+            D::OfficialRekeyRestartsCipher,
+            "v1.1.0",
+            false,
+            false,
+            false,
+        ),
+        (D::OfficialRekeyRestartsCipher, "v1.2.0", true, false, false),
+        // Defaults for absent scalars: before the has-value flag of v1.2.13.
+        (D::DefaultForAbsentScalar, "v1.2.12", false, true, true),
+        (D::DefaultForAbsentScalar, "v1.2.13", false, false, false),
+    ];
 
     #[test]
-    fn resurrected_keys_only_in_v1_2_0_to_v1_2_2_encrypted() {
-        let d = Difference::OfficialResurrectsRemovedKeys;
-        assert!(accepted(d, &scope("v1.2.0", true, false)).is_some());
-        assert!(accepted(d, &scope("v1.2.2", true, true)).is_some());
-        assert!(accepted(d, &scope("v1.2.3", true, false)).is_none());
-        assert!(accepted(d, &scope("v1.1.2", true, false)).is_none());
-        assert!(accepted(d, &scope("v1.2.1", false, false)).is_none());
-    }
-
-    #[test]
-    fn unwritten_rekey_only_before_v1_2_6() {
-        let d = Difference::OfficialRekeyNotWritten;
-        assert!(accepted(d, &scope("v1.1.0", false, false)).is_some());
-        assert!(accepted(d, &scope("v1.2.5", true, true)).is_some());
-        assert!(accepted(d, &scope("v1.2.6", true, false)).is_none());
-        assert!(accepted(d, &scope("v2.4.2", false, false)).is_none());
-        let d = Difference::OfficialRekeyRestartsCipher;
-        assert!(accepted(d, &scope("v1.1.2", true, true)).is_some());
-        assert!(accepted(d, &scope("v1.1.0", false, false)).is_none());
-        assert!(accepted(d, &scope("v1.2.0", true, false)).is_none());
-    }
-
-    #[test]
-    fn defaults_only_before_has_value() {
-        let d = Difference::DefaultForAbsentScalar;
-        assert!(accepted(d, &scope("v1.2.12", false, true)).is_some());
-        assert!(accepted(d, &scope("v1.2.13", false, false)).is_none());
+    fn each_upstream_bug_only_in_its_versions_and_configurations() {
+        for &(d, tag, encrypted, multi, expected) in SCOPES {
+            assert_eq!(
+                accepted(d, &scope(tag, encrypted, multi)).is_some(),
+                expected,
+                "{d:?} on {tag} (encrypted {encrypted}, multi {multi})"
+            );
+        }
     }
 
     #[test]
