@@ -48,6 +48,10 @@ pub const LIVE_EXPIRE: u32 = 30 * 24 * 3600;
 /// The pace of a paced run (microseconds after every op).
 pub const PACED_US: u64 = 200;
 
+/// Writer ops per live run unless `CONFORMANCE_LIVE_OPS` (or the report's `--live-ops`) says
+/// otherwise.
+pub const DEFAULT_OPS: usize = 1500;
+
 /// One writer operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LiveOp {

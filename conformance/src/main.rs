@@ -48,7 +48,7 @@ enum Command {
         #[arg(long, env = "CONFORMANCE_MANY_KEYS", default_value_t = 10_000)]
         many_keys: usize,
         /// Ops per live-writer run (every live version, see `conformance::live`; 0 = skip).
-        #[arg(long, env = "CONFORMANCE_LIVE_OPS", default_value_t = 1500)]
+        #[arg(long, env = "CONFORMANCE_LIVE_OPS", default_value_t = conformance::live::DEFAULT_OPS)]
         live_ops: usize,
         /// Run the cells in this process (no watchdog).
         #[arg(long)]

@@ -530,11 +530,16 @@ impl<'a> Runner<'a> {
         self.check(&stage, false)
     }
 
-    /// The key-expiration flag of the meta file as it is now.
-    fn meta_key_expire(&self) -> bool {
+    /// The store's meta file (`<data file>.crc`).
+    fn meta_file(&self) -> PathBuf {
         let mut crc = self.path.clone().into_os_string();
         crc.push(".crc");
-        std::fs::read(&crc)
+        crc.into()
+    }
+
+    /// The key-expiration flag of the meta file as it is now.
+    fn meta_key_expire(&self) -> bool {
+        std::fs::read(self.meta_file())
             .ok()
             .and_then(|b| mmkv_reader::meta::MetaInfo::parse(&b).ok())
             .is_some_and(|m| m.key_expire())
@@ -688,9 +693,10 @@ impl<'a> Runner<'a> {
 
     /// The data file and the meta file as they are now (`None` when either is unreadable).
     fn store_files(&self) -> Option<(Vec<u8>, Vec<u8>)> {
-        let mut crc = self.path.clone().into_os_string();
-        crc.push(".crc");
-        Some((std::fs::read(&self.path).ok()?, std::fs::read(crc).ok()?))
+        Some((
+            std::fs::read(&self.path).ok()?,
+            std::fs::read(self.meta_file()).ok()?,
+        ))
     }
 
     /// After a successful `reKey` the library takes as a key change: true when it wrote

@@ -17,7 +17,7 @@
 //! `CONFORMANCE_LIVE_OPS` (default 1500) sets the ops per run.
 
 use conformance::kind::parse_tag;
-use conformance::live::{live_matrix, run_live, LiveSpec};
+use conformance::live::{live_matrix, run_live, LiveSpec, DEFAULT_OPS};
 use conformance::official::OfficialLib;
 use conformance::sys::{built_versions, SysLib};
 use conformance::StoreKind;
@@ -33,7 +33,7 @@ fn ops() -> usize {
     std::env::var("CONFORMANCE_LIVE_OPS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(1500)
+        .unwrap_or(DEFAULT_OPS)
 }
 
 /// The newest built version of each era (`None` where none is built).
