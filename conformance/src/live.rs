@@ -551,7 +551,11 @@ fn live_inner(
             move || -> std::result::Result<ThreadStats, String> {
                 let mut stats = ThreadStats::default();
                 let mut floor = 0usize;
-                while !done.load(Ordering::Acquire) {
+                // Read until a read that began after the writer ended: every thread reads at
+                // least once, and its last read sees the final state (an unpaced writer can
+                // finish before a thread's first read).
+                loop {
+                    let last = done.load(Ordering::Acquire);
                     let observed: Vec<(usize, Option<Value>)> = if t < 2 {
                         // Zero-copy snapshot: one consistent view of every key.
                         let snap = store.snapshot();
@@ -576,6 +580,9 @@ fn live_inner(
                     }
                     stats.reads += 1;
                     stats.max_floor = floor;
+                    if last {
+                        break;
+                    }
                 }
                 Ok(stats)
             },
