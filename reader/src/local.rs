@@ -1,7 +1,8 @@
 //! Per-thread cached snapshots: the check-on-read fast path without atomic read-modify-write.
 //!
 //! Each thread that reads a [`Store`](crate::Store) keeps an `Arc` of the snapshot it last
-//! read in a [`Slot`] of its own, owned by the store (`thread_local::ThreadLocal`). A read
+//! read in a [`Slot`] of its own, owned by the store ([`Slots`], a `thread_local::ThreadLocal`
+//! with a one-entry per-thread cache of the last store read). A read
 //! compares that snapshot's meta triple with the mapped meta file and, when they are equal
 //! (the common case), reads the snapshot in place: plain loads only, no atomic
 //! read-modify-write, and the only memory written is the slot's borrow counter, on a cache
@@ -15,9 +16,67 @@
 
 use std::cell::{Cell, UnsafeCell};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use thread_local::ThreadLocal;
+
 use crate::snapshot::SnapshotData;
+
+/// Ids of [`Slots`], never reused in a process (0 is "none").
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The (id, slot) of the [`Slots`] this thread used last: a hit skips the
+    /// `ThreadLocal` lookup (thread id, bucket, presence flag).
+    static LAST: Cell<(u64, *const Slot)> = const { Cell::new((0, std::ptr::null())) };
+}
+
+/// One store's per-thread slots, with a one-entry cache of the calling thread's slot.
+pub(crate) struct Slots {
+    id: u64,
+    slots: ThreadLocal<Slot>,
+}
+
+impl Default for Slots {
+    fn default() -> Self {
+        Slots {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            slots: ThreadLocal::new(),
+        }
+    }
+}
+
+impl Slots {
+    /// This thread's slot, if it has one.
+    #[inline]
+    pub(crate) fn get(&self) -> Option<&Slot> {
+        let (id, slot) = LAST.with(Cell::get);
+        if id == self.id {
+            // SAFETY: `LAST` holds `self.id` only when it was set below from `self.slots` on
+            // this thread; ids are never reused, so `self` is the `Slots` that owns the slot,
+            // and `ThreadLocal` never moves or frees an entry while it is alive (that needs
+            // `&mut self`). The slot is this thread's own (see `Slot::pin_if`).
+            return Some(unsafe { &*slot });
+        }
+        self.get_uncached()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn get_uncached(&self) -> Option<&Slot> {
+        let slot = self.slots.get()?;
+        LAST.with(|c| c.set((self.id, slot)));
+        Some(slot)
+    }
+
+    /// This thread's slot, created empty when it has none.
+    pub(crate) fn get_or_default(&self) -> &Slot {
+        let slot = self.slots.get_or(Slot::default);
+        LAST.with(|c| c.set((self.id, slot)));
+        slot
+    }
+}
 
 /// One thread's cached snapshot of one store. Aligned to 128 bytes so that no two threads'
 /// slots share a cache line (or an adjacent-line prefetch pair).

@@ -63,13 +63,16 @@ impl Level {
             &self.chunks[i as usize]
         }
     }
+    // Spans are added in `usize` (no wrap-around), so each slice costs one bounds check.
     #[inline]
     fn key(&self, e: &Entry) -> &[u8] {
-        &self.chunk(e.chunk)[e.key_off as usize..(e.key_off + e.key_len) as usize]
+        let start = e.key_off as usize;
+        &self.chunk(e.chunk)[start..start + e.key_len as usize]
     }
     #[inline]
     fn val(&self, e: &Entry) -> &[u8] {
-        &self.chunk(e.chunk)[e.val_off as usize..(e.val_off + e.val_len) as usize]
+        let start = e.val_off as usize;
+        &self.chunk(e.chunk)[start..start + e.val_len as usize]
     }
     #[inline]
     fn find(&self, h: u64, key: &[u8]) -> Option<&Entry> {
@@ -77,8 +80,9 @@ impl Level {
     }
 }
 
-/// `a == b`, with keys of 4 to 16 bytes (the usual MMKV key) compared by two overlapping
-/// word loads inline instead of a `memcmp` call.
+/// `a == b` without a `memcmp` call (a call in the probe loop makes the whole lookup save and
+/// restore registers): keys of 4 to 16 bytes (the usual MMKV key) by two overlapping word
+/// loads, longer ones word by word, shorter ones byte by byte.
 #[inline(always)]
 fn key_eq(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
@@ -98,7 +102,18 @@ fn key_eq(a: &[u8], b: &[u8]) -> bool {
     match n {
         8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
         4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
-        _ => a == b,
+        0..=3 => a.iter().zip(b).all(|(x, y)| x == y),
+        // Longer: 8-byte words, the last one overlapping (no call in the probe loop).
+        _ => {
+            let mut at = 0;
+            while at + 8 < n {
+                if word(a, at) != word(b, at) {
+                    return false;
+                }
+                at += 8;
+            }
+            word(a, n - 8) == word(b, n - 8)
+        }
     }
 }
 

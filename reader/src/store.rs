@@ -6,7 +6,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
-use thread_local::ThreadLocal;
 
 use crate::clock::{Clock, SystemClock};
 use crate::cryptkey::CryptKey;
@@ -16,7 +15,7 @@ use crate::fsio::{
     meta_path, open_regular, DataFile, MetaMap, Which, DEFAULT_LOCK_TIMEOUT, MAPPED_META_MIN,
 };
 use crate::load::{actual_size, consistent, fits, read_header, ReadSync, RegionSource, HEADER};
-use crate::local::{Pinned, Slot};
+use crate::local::{Pinned, Slots};
 use crate::locate::{Rules, Strategy};
 use crate::meta::{MetaInfo, META_SIZE, OFF_ACTUAL_SIZE, OFF_CRC, OFF_SEQUENCE};
 use crate::snapshot::{BuildInfo, Snapshot, SnapshotData, SnapshotRef, Triple};
@@ -168,7 +167,7 @@ pub struct Store {
     meta_map: MetaMap,
     current: ArcSwap<SnapshotData>,
     /// Each reading thread's cached snapshot (the check-on-read fast path, see `crate::local`).
-    local: ThreadLocal<Slot>,
+    local: Slots,
     reload: Mutex<ReloadState>,
     last_error: Mutex<Option<Error>>,
     full: AtomicU64,
@@ -271,7 +270,7 @@ impl Store {
             meta_file,
             meta_map,
             current: ArcSwap::from_pointee(empty_inner()),
-            local: ThreadLocal::new(),
+            local: Slots::default(),
             reload: Mutex::new(ReloadState::default()),
             last_error: Mutex::new(None),
             full: AtomicU64::new(0),
@@ -332,7 +331,7 @@ impl Store {
     #[inline(never)]
     fn checked_slow(&self) -> Pinned<'_> {
         let cur = self.checked_arc();
-        self.local.get_or(Slot::default).install(cur)
+        self.local.get_or_default().install(cur)
     }
 
     /// The store's current snapshot after the check-on-read (reloading first if the meta
