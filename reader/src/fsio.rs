@@ -110,24 +110,95 @@ fn read_some_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usi
 pub(crate) fn read_at(file: &File, path: &Path, offset: u64, len: usize) -> Result<Vec<u8>> {
     let mut buf = vec![0u8; len];
     advise_huge_pages(&mut buf);
-    let mut done = 0usize;
-    while done < len {
-        match read_some_at(file, &mut buf[done..], offset + done as u64) {
-            Ok(0) => {
-                return Err(Error::Truncated {
-                    expected: offset + len as u64,
-                    got: offset + done as u64,
-                })
-            }
-            Ok(n) => {
-                done += n;
-                BYTES_READ.with(|c| c.set(c.get() + n as u64));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(Error::io(path, &e)),
-        }
-    }
+    let end = offset + len as u64;
+    fill(file, path, &mut buf, offset, end, |_| {})?;
     Ok(buf)
+}
+
+/// Reads below this size are done by the calling thread alone.
+const PARALLEL_MIN: usize = 8 << 20;
+/// Bytes read at a time by [`read_at_crc`]: each piece is CRC-checked while it is still in
+/// the cache.
+const PIECE: usize = 1 << 20;
+
+/// [`read_at`] and the CRC-32 of the bytes read. Each piece's CRC is computed right after it
+/// is read (one pass over memory instead of two); a large read is split in two halves read
+/// by two threads (the copy from the page cache, the page faults of the new buffer and the CRC
+/// run in parallel) and their CRCs combined.
+pub(crate) fn read_at_crc(
+    file: &File,
+    path: &Path,
+    offset: u64,
+    len: usize,
+) -> Result<(Vec<u8>, u32)> {
+    let mut buf = vec![0u8; len];
+    advise_huge_pages(&mut buf);
+    let end = offset + len as u64;
+    let crc_fill = |part: &mut [u8], at: u64| -> Result<crc32fast::Hasher> {
+        let mut h = crc32fast::Hasher::new();
+        fill(file, path, part, at, end, |piece| h.update(piece))?;
+        Ok(h)
+    };
+    let two =
+        len >= PARALLEL_MIN && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    let crc = if two {
+        let mid = len / 2;
+        let (first, second) = buf.split_at_mut(mid);
+        let (a, b) = std::thread::scope(|s| {
+            let other = s.spawn(|| {
+                let r = crc_fill(second, offset + mid as u64);
+                (r, bytes_read_on_thread())
+            });
+            let a = crc_fill(first, offset);
+            let (b, other_bytes) = other
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            // The other thread's bytes count as read by this one (reload statistics).
+            BYTES_READ.with(|c| c.set(c.get() + other_bytes));
+            (a, b)
+        });
+        let mut h = a?;
+        h.combine(&b?);
+        h.finalize()
+    } else {
+        crc_fill(&mut buf, offset)?.finalize()
+    };
+    Ok((buf, crc))
+}
+
+/// Fills `buf` from `offset` (`end`: the end of the whole read, for the error), handing each
+/// piece of at most [`PIECE`] bytes to `piece` once it is complete.
+fn fill(
+    file: &File,
+    path: &Path,
+    buf: &mut [u8],
+    offset: u64,
+    end: u64,
+    mut piece: impl FnMut(&[u8]),
+) -> Result<()> {
+    let mut at = offset;
+    for part in buf.chunks_mut(PIECE) {
+        let mut done = 0usize;
+        while done < part.len() {
+            match read_some_at(file, &mut part[done..], at + done as u64) {
+                Ok(0) => {
+                    return Err(Error::Truncated {
+                        expected: end,
+                        got: at + done as u64,
+                    })
+                }
+                Ok(n) => {
+                    done += n;
+                    BYTES_READ.with(|c| c.set(c.get() + n as u64));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io(path, &e)),
+            }
+        }
+        piece(part);
+        at += part.len() as u64;
+    }
+    Ok(())
 }
 
 /// Size of a transparent huge page on x86-64 and aarch64 (4 KiB base pages).
@@ -317,6 +388,10 @@ impl crate::locate::ReadAt for DataFile<'_> {
 
     fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
         read_at(self.file, self.path, offset, len)
+    }
+
+    fn read_at_crc(&self, offset: u64, len: usize) -> Result<(Vec<u8>, u32)> {
+        read_at_crc(self.file, self.path, offset, len)
     }
 }
 

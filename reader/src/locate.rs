@@ -249,6 +249,14 @@ pub trait ReadAt {
     /// locator calls it. A source that became shorter reports an error.
     fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>>;
 
+    /// [`ReadAt::read_at`] and the CRC-32 of the bytes (a file source computes it while it
+    /// reads).
+    fn read_at_crc(&self, offset: u64, len: usize) -> Result<(Vec<u8>, u32)> {
+        let bytes = self.read_at(offset, len)?;
+        let crc = crc32fast::hash(&bytes);
+        Ok((bytes, crc))
+    }
+
     /// The content is empty.
     fn is_empty(&self) -> Result<bool> {
         Ok(self.len()? == 0)
@@ -280,6 +288,10 @@ impl<T: ReadAt + ?Sized> ReadAt for &T {
     fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
         (**self).read_at(offset, len)
     }
+
+    fn read_at_crc(&self, offset: u64, len: usize) -> Result<(Vec<u8>, u32)> {
+        (**self).read_at_crc(offset, len)
+    }
 }
 
 /// Parses meta bytes the way the official loader sees them: missing bytes (a short or empty
@@ -309,6 +321,29 @@ fn read_mapped<D: ReadAt + ?Sized>(
     Ok(out)
 }
 
+/// [`read_mapped`] and the CRC-32 of the bytes (the zeros included).
+fn read_mapped_crc<D: ReadAt + ?Sized>(
+    data: &D,
+    file_len: u64,
+    offset: u64,
+    len: u64,
+) -> Result<(Vec<u8>, u32)> {
+    let real = file_len.saturating_sub(offset).min(len);
+    let (mut out, mut crc) = if real > 0 {
+        data.read_at_crc(offset, real as usize)?
+    } else {
+        (Vec::new(), 0)
+    };
+    let from = out.len();
+    if (from as u64) < len {
+        out.resize(len as usize, 0);
+        let mut h = crc32fast::Hasher::new_with_initial(crc);
+        h.update(&out[from..]);
+        crc = h.finalize();
+    }
+    Ok((out, crc))
+}
+
 /// Decides, as the official loader does, which region of the data file is loaded (see the
 /// [module documentation](self)). `meta` is usually [`parse_meta`] of the meta file's bytes.
 ///
@@ -328,9 +363,7 @@ pub fn locate<D: ReadAt + ?Sized>(meta: &MetaInfo, data: &D, rules: Rules) -> Re
     };
     let fits = |size: u32| size as u64 + HEADER_LEN as u64 <= mapped_size;
     let read = |size: u64| -> Result<(Vec<u8>, u32)> {
-        let bytes = read_mapped(data, file_len, HEADER_LEN as u64, size)?;
-        let crc = crc32fast::hash(&bytes);
-        Ok((bytes, crc))
+        read_mapped_crc(data, file_len, HEADER_LEN as u64, size)
     };
     let fallbacks_tried = meta.has_actual_size();
     let done = |source, region: Vec<u8>, crc, crc_ok, problem| Located {

@@ -167,50 +167,46 @@ impl SnapshotData {
     pub(crate) fn from_region(region: Vec<u8>, info: BuildInfo) -> Result<SnapshotData> {
         let hasher = KeyHasher::default();
         let chunk: Arc<Vec<u8>> = Arc::new(region);
-        // Sized for every record up front (a cheap parse pass): no rehash while building.
-        let n_records = if chunk.is_empty() {
-            0
-        } else {
-            records(&chunk).take_while(Result::is_ok).count()
-        };
-        let mut table: HashTable<Entry> = HashTable::with_capacity(n_records);
-        {
-            let lvl_chunks = [chunk.clone()];
-            let key_of = |e: &Entry| -> &[u8] {
-                &lvl_chunks[0][e.key_off as usize..(e.key_off + e.key_len) as usize]
-            };
-            // An empty region is an empty store (the official loader decodes only when the
-            // actual size is > 0); otherwise it starts with the item-size holder.
-            let recs = if chunk.is_empty() {
-                None
-            } else {
-                Some(records(&chunk))
-            };
-            for rec in recs.into_iter().flatten() {
+        // One pass over the records (each record's bytes are touched once, while hashing its
+        // key): (hash, entry) in record order, then a table sized for all of them (no rehash,
+        // which would read every key from the region again).
+        let mut parsed: Vec<(u64, Entry)> = Vec::new();
+        // An empty region is an empty store (the official loader decodes only when the actual
+        // size is > 0); otherwise it starts with the item-size holder.
+        if !chunk.is_empty() {
+            for rec in records(&chunk) {
                 let rec = rec?;
-                let h = hasher.hash_one(rec.key);
-                match table.entry(h, |e| key_of(e) == rec.key, |e| hasher.hash_one(key_of(e))) {
-                    TEntry::Occupied(mut o) => {
-                        if rec.value.is_empty() {
-                            o.remove();
-                        } else {
-                            let (vo, vl) = span(&chunk, rec.value);
-                            let e = o.get_mut();
-                            e.val_off = vo;
-                            e.val_len = vl;
-                        }
+                let (ko, kl) = span(&chunk, rec.key);
+                let (vo, vl) = span(&chunk, rec.value);
+                parsed.push((
+                    hasher.hash_one(rec.key),
+                    Entry {
+                        chunk: 0,
+                        key_off: ko,
+                        key_len: kl,
+                        val_off: vo,
+                        val_len: vl,
+                    },
+                ));
+            }
+        }
+        let mut table: HashTable<Entry> = HashTable::with_capacity(parsed.len());
+        {
+            let region: &[u8] = &chunk;
+            let key_of = |e: &Entry| -> &[u8] {
+                let start = e.key_off as usize;
+                &region[start..start + e.key_len as usize]
+            };
+            for (h, new) in parsed {
+                let key = key_of(&new);
+                match table.entry(h, |e| key_of(e) == key, |e| hasher.hash_one(key_of(e))) {
+                    TEntry::Occupied(o) if new.val_len == 0 => {
+                        o.remove();
                     }
+                    TEntry::Occupied(mut o) => *o.get_mut() = new,
                     TEntry::Vacant(v) => {
-                        if !rec.value.is_empty() {
-                            let (ko, kl) = span(&chunk, rec.key);
-                            let (vo, vl) = span(&chunk, rec.value);
-                            v.insert(Entry {
-                                chunk: 0,
-                                key_off: ko,
-                                key_len: kl,
-                                val_off: vo,
-                                val_len: vl,
-                            });
+                        if new.val_len != 0 {
+                            v.insert(new);
                         }
                     }
                 }
