@@ -437,6 +437,43 @@ mod tests {
         ));
     }
 
+    #[test]
+    fn crc_reads_match_plain_reads_on_one_and_two_threads() {
+        // 9 huge pages + 4099 bytes: above PARALLEL_MIN (two threads) and not a multiple of
+        // PIECE; the small reads take the one-thread path.
+        let data = pattern(9 * HUGE_PAGE + 4099);
+        assert!(data.len() >= PARALLEL_MIN + PIECE);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, &data).unwrap();
+        let f = File::open(&p).unwrap();
+        for (off, len) in [
+            (0usize, data.len()),
+            (4, data.len() - 4),
+            (3, PARALLEL_MIN),
+            (5, PARALLEL_MIN - 1),
+            (1, PIECE + 1),
+            (0, 0),
+        ] {
+            let before = bytes_read_on_thread();
+            let (got, crc) = read_at_crc(&f, &p, off as u64, len).unwrap();
+            assert!(got == data[off..off + len], "offset {off} len {len}");
+            assert_eq!(
+                crc,
+                crc32fast::hash(&data[off..off + len]),
+                "offset {off} len {len}"
+            );
+            // Both threads' bytes are counted on the calling thread.
+            assert_eq!(bytes_read_on_thread() - before, len as u64);
+        }
+        for (off, len) in [(1usize, data.len()), (PIECE, data.len() - PIECE + 1)] {
+            assert!(matches!(
+                read_at_crc(&f, &p, off as u64, len),
+                Err(Error::Truncated { expected, .. }) if expected == (off + len) as u64
+            ));
+        }
+    }
+
     /// The shared lock: taken at once when free, shared with other readers, refused after the
     /// timeout (with backoff, not at once) while another handle holds it exclusively, taken
     /// again once that handle lets go. Another handle of the same process conflicts like
