@@ -106,40 +106,61 @@ fn bench_get_bytes_zero_copy(c: &mut Criterion, fx: &Fixture) {
 
 /// `Store::get_i32` on one `Store` from 1 and from 2 threads at once: one iteration is one read
 /// on every thread, so the time per iteration of 2 threads over that of 1 thread shows how
-/// reads scale (equal times: twice the reads per second).
+/// reads scale (equal times: twice the reads per second). The floor's lookup is run the same
+/// way: a read-only `HashMap` shares nothing written, so its scaling is the machine's own
+/// limit (two vCPUs that are siblings of one physical core scale well below 2).
 fn bench_threads(c: &mut Criterion, fx: &Fixture) {
     let mut g = c.benchmark_group(ids::THREADS_GROUP);
     common::fast_group(&mut g);
-    let (store, keys) = (&fx.store, &fx.i32_keys[..]);
+    let keys = &fx.i32_keys[..];
+    let reader = |k: &[u8]| fx.store.get_i32(k);
+    let floor = |k: &[u8]| fx.floor_i32.get(k).copied();
     for (id, threads) in [(ids::THREADS_ONE, 1usize), (ids::THREADS_TWO, 2)] {
-        g.bench_function(id, |b| {
-            b.iter_custom(|iters| {
-                let start = Barrier::new(threads);
-                std::thread::scope(|s| {
-                    let runs: Vec<_> = (0..threads)
-                        .map(|_| {
-                            s.spawn(|| {
-                                let mut k = Cycle::new(keys);
-                                // a first read caches the snapshot for this thread
-                                black_box(store.get_i32(k.next_key()));
-                                start.wait();
-                                let t = Instant::now();
-                                for _ in 0..iters {
-                                    black_box(store.get_i32(black_box(k.next_key())));
-                                }
-                                t.elapsed()
-                            })
-                        })
-                        .collect();
-                    runs.into_iter()
-                        .map(|r| r.join().expect("reader thread"))
-                        .max()
-                        .unwrap_or_default()
-                })
-            })
-        });
+        on_threads(&mut g, id, threads, keys, reader);
+    }
+    for (id, threads) in [
+        (ids::THREADS_FLOOR_ONE, 1usize),
+        (ids::THREADS_FLOOR_TWO, 2),
+    ] {
+        on_threads(&mut g, id, threads, keys, floor);
     }
     g.finish();
+}
+
+/// Benchmarks `read` as `id` on `threads` threads at once (time per read on every thread).
+fn on_threads<R>(
+    g: &mut Group<'_>,
+    id: &str,
+    threads: usize,
+    keys: &[Vec<u8>],
+    read: impl Fn(&[u8]) -> R + Sync,
+) {
+    g.bench_function(id, |b| {
+        b.iter_custom(|iters| {
+            let start = Barrier::new(threads);
+            std::thread::scope(|s| {
+                let runs: Vec<_> = (0..threads)
+                    .map(|_| {
+                        s.spawn(|| {
+                            let mut k = Cycle::new(keys);
+                            // a first read caches the snapshot for this thread
+                            black_box(read(k.next_key()));
+                            start.wait();
+                            let t = Instant::now();
+                            for _ in 0..iters {
+                                black_box(read(black_box(k.next_key())));
+                            }
+                            t.elapsed()
+                        })
+                    })
+                    .collect();
+                runs.into_iter()
+                    .map(|r| r.join().expect("reader thread"))
+                    .max()
+                    .unwrap_or_default()
+            })
+        })
+    });
 }
 
 fn gets(c: &mut Criterion) {

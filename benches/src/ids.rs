@@ -45,12 +45,17 @@ pub const READER: &str = "reader";
 /// Function id: a bare `HashMap` lookup with the reader's hasher and the same keys.
 pub const FLOOR: &str = "floor";
 
-/// Group of the reader-threads benchmark (`Store::get_i32` on one store from 1 and 2 threads).
+/// Group of the reader-threads benchmark (`Store::get_i32` on one store from 1 and 2 threads,
+/// and the floor lookup the same way).
 pub const THREADS_GROUP: &str = "get_i32_threads";
 /// Function id: one reader thread.
 pub const THREADS_ONE: &str = "reader_1_thread";
 /// Function id: two reader threads at once (time per read on every thread).
 pub const THREADS_TWO: &str = "reader_2_threads";
+/// Function id: the floor `HashMap` lookup on one thread.
+pub const THREADS_FLOOR_ONE: &str = "floor_1_thread";
+/// Function id: the floor `HashMap` lookup on two threads at once.
+pub const THREADS_FLOOR_TWO: &str = "floor_2_threads";
 
 /// Group of the open + parse benchmark (100,000-key store).
 pub const OPEN_GROUP: &str = "open_100k";

@@ -193,19 +193,30 @@ pub struct ScaleRow {
     pub by_append: Vec<Option<f64>>,
 }
 
-/// `Store::get_i32` on one store from 1 and 2 threads (nanoseconds per read on every thread).
+/// `Store::get_i32` on one store from 1 and 2 threads, and the floor's lookup the same way
+/// (nanoseconds per read on every thread).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct ThreadsRow {
     /// One reader thread.
     pub one: Option<f64>,
     /// Two reader threads at once.
     pub two: Option<f64>,
+    /// The floor `HashMap`, one thread.
+    pub floor_one: Option<f64>,
+    /// The floor `HashMap`, two threads at once: how far this machine scales a read-only
+    /// lookup that shares nothing written.
+    pub floor_two: Option<f64>,
 }
 
 impl ThreadsRow {
     /// Reads per second of 2 threads over those of 1 (2.0 = perfect scaling).
     pub fn scaling(&self) -> Option<f64> {
         ratio(self.one, self.two).map(|r| 2.0 * r)
+    }
+
+    /// [`ThreadsRow::scaling`] of the floor (the machine's own limit).
+    pub fn floor_scaling(&self) -> Option<f64> {
+        ratio(self.floor_one, self.floor_two).map(|r| 2.0 * r)
     }
 }
 
@@ -273,10 +284,15 @@ impl Report {
                 r.by_append.iter().filter(|x| x.is_some()).count() + usize::from(r.open.is_some())
             })
             .sum();
-        let threads = [self.threads.one, self.threads.two]
-            .iter()
-            .filter(|x| x.is_some())
-            .count();
+        let threads = [
+            self.threads.one,
+            self.threads.two,
+            self.threads.floor_one,
+            self.threads.floor_two,
+        ]
+        .iter()
+        .filter(|x| x.is_some())
+        .count();
         gets + open + reload + threads
     }
 
@@ -421,6 +437,8 @@ pub fn collect(dir: &Path, stat: Stat) -> Result<Report, TableError> {
     let threads = ThreadsRow {
         one: estimate(dir, ids::THREADS_GROUP, ids::THREADS_ONE, stat)?,
         two: estimate(dir, ids::THREADS_GROUP, ids::THREADS_TWO, stat)?,
+        floor_one: estimate(dir, ids::THREADS_GROUP, ids::THREADS_FLOOR_ONE, stat)?,
+        floor_two: estimate(dir, ids::THREADS_GROUP, ids::THREADS_FLOOR_TWO, stat)?,
     };
     let memory = read_json(dir.join(ids::MEMORY_FILE))?;
     let mut fixtures = BTreeMap::new();
@@ -740,8 +758,8 @@ pub fn render_runs(runs: &[ArchRun], date: &str, note: Option<&str>) -> String {
     }
     o.push_str("\nReader rows: `store.get_i32(k)`, `store.get_string(k)`, `store.get_bytes(k)` (copies) and `store.view().get_bytes(k)` (zero-copy), each checking the meta file first. The official library has no zero-copy getter: its zero-copy row repeats its copying `getBytes`. Floor: a `HashMap` lookup with the reader's hasher and the same keys, returning the same owned or borrowed value.\n\n");
 
-    o.push_str("**Reader threads** (`store.get_i32(k)` on one `Store` from 1 and from 2 threads at once; ns per read on every thread):\n\n");
-    o.push_str("| arch | 1 thread (ns) | 2 threads (ns) | reads/s of 2 threads over 1 |\n|---|---:|---:|---:|\n");
+    o.push_str("**Reader threads** (`store.get_i32(k)` on one `Store` from 1 and from 2 threads at once; ns per read on every thread; the floor's `HashMap` lookup the same way shows how far the machine itself scales two threads that share nothing written):\n\n");
+    o.push_str("| arch | 1 thread (ns) | 2 threads (ns) | reads/s of 2 threads over 1 | floor, 1 thread (ns) | floor, 2 threads (ns) | floor reads/s of 2 threads over 1 |\n|---|---:|---:|---:|---:|---:|---:|\n");
     for run in runs {
         match &run.report {
             Some(rep) => row(
@@ -751,13 +769,16 @@ pub fn render_runs(runs: &[ArchRun], date: &str, note: Option<&str>) -> String {
                     fmt_num(rep.threads.one),
                     fmt_num(rep.threads.two),
                     fmt_factor(rep.threads.scaling()),
+                    fmt_num(rep.threads.floor_one),
+                    fmt_num(rep.threads.floor_two),
+                    fmt_factor(rep.threads.floor_scaling()),
                 ],
             ),
-            None => row(
-                &mut o,
-                &run.arch,
-                &[NOT_MEASURED.into(), "—".into(), "—".into()],
-            ),
+            None => {
+                let mut cells = vec![NOT_MEASURED.to_string()];
+                cells.resize(6, "—".to_string());
+                row(&mut o, &run.arch, &cells);
+            }
         }
     }
     o.push('\n');

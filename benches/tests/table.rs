@@ -58,10 +58,11 @@ fn computes_ratios() {
         1.4
     ));
     assert!(close(r.threads.scaling(), 20.0 / 11.0));
+    assert!(close(r.threads.floor_scaling(), 2.0 * 5.0 / 6.0));
     let m = r.memory.as_ref().unwrap();
     assert_eq!(m.data_bytes, 67_108_864);
     assert_eq!(r.fixtures["gets"].keys, 1000);
-    assert_eq!(r.estimates_found(), 15 + 2 + 6 + 2);
+    assert_eq!(r.estimates_found(), 15 + 2 + 6 + 4);
 
     let t = r.targets();
     let met: Vec<Option<bool>> = t.iter().map(|t| t.met()).collect();
@@ -111,8 +112,8 @@ fn renders_all_rows() {
         "| amd64 | get_bytes 4 KB copy | 400 | 3,000 | 200 | 190 | 2.00× | 15.0× | 1.05 |",
         "| amd64 | get_bytes 4 KB zero-copy | 400 | 3,000 | 11.0 | — | 36.4× | 273× | — |",
         "| arm64 | get_i32 | not measured | — | — | — | — | — | — |",
-        "| amd64 | 10.0 | 11.0 | 1.82× |",
-        "| arm64 | not measured | — | — |",
+        "| amd64 | 10.0 | 11.0 | 1.82× | 5.0 | 6.0 | 1.67× |",
+        "| arm64 | not measured | — | — | — | — | — |",
         "| amd64 | open + first access | 90.0 | 30.0 | 3.00× |",
         "| arm64 | open + first access | not measured | — | — |",
         "| amd64 | 1,000 | 107.4 KiB | 0.10 | 118.2 KiB | 1.10 | 2.00 | 20.0 | 300.0 |",
