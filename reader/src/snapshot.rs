@@ -19,6 +19,7 @@ use crate::error::Result;
 use crate::load::RegionSource;
 use crate::meta::MetaInfo;
 use crate::records::{records, records_at, split_expire};
+use crate::varint::len_prefixed_prefix;
 
 /// The `BuildHasher` of the snapshot's key tables (foldhash, randomly seeded per process).
 pub type KeyHasher = foldhash::fast::RandomState;
@@ -26,14 +27,16 @@ pub type KeyHasher = foldhash::fast::RandomState;
 /// (crc digest, actual size field, sequence) as stored in the meta file: the check-on-read key.
 pub(crate) type Triple = (u32, u32, u32);
 
+/// A record in a level: its key's span in one of the level's chunks. The stored value is the
+/// length-prefixed run right after the key (parsed on each read: keeping its span here too
+/// would make the table 20 bytes per bucket instead of 12, a third of the data size for
+/// 100-byte values); an empty value is a tombstone (a live value is never empty: an empty
+/// value deletes).
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     chunk: u32,
     key_off: u32,
     key_len: u32,
-    val_off: u32,
-    /// 0 = tombstone (a live value is never empty: an empty value deletes).
-    val_len: u32,
 }
 
 #[derive(Clone)]
@@ -69,10 +72,14 @@ impl Level {
         let start = e.key_off as usize;
         &self.chunk(e.chunk)[start..start + e.key_len as usize]
     }
+    /// The stored value of `e` (empty for a tombstone).
     #[inline]
     fn val(&self, e: &Entry) -> &[u8] {
-        let start = e.val_off as usize;
-        &self.chunk(e.chunk)[start..start + e.val_len as usize]
+        value_after(self.chunk(e.chunk), e.key_off as usize + e.key_len as usize)
+    }
+    #[inline]
+    fn is_tombstone(&self, e: &Entry) -> bool {
+        self.val(e).is_empty()
     }
     #[inline]
     fn find(&self, h: u64, key: &[u8]) -> Option<&Entry> {
@@ -115,6 +122,34 @@ fn key_eq(a: &[u8], b: &[u8]) -> bool {
             word(a, n - 8) == word(b, n - 8)
         }
     }
+}
+
+/// The length-prefixed value that starts at `at` in `chunk` (a record's value after its key).
+/// Entries point only at records that parsed when the chunk was loaded and chunks never
+/// change, so the run is always there; were it not, the result is empty (no value), never a
+/// panic.
+#[inline]
+fn value_after(chunk: &[u8], at: usize) -> &[u8] {
+    let rest = chunk.get(at..).unwrap_or_default();
+    match rest {
+        // A one-byte length (values under 128 bytes) inline.
+        [n, ..] if *n < 0x80 => rest.get(1..1 + *n as usize).unwrap_or_default(),
+        _ => long_value(rest),
+    }
+}
+
+/// [`value_after`] of a value with a length of two bytes or more (out of line: the short
+/// values' lookup stays small).
+#[inline(never)]
+fn long_value(rest: &[u8]) -> &[u8] {
+    let run = match rest {
+        [b0, b1, ..] if *b1 < 0x80 => {
+            let len = (*b0 & 0x7f) as usize | (*b1 as usize) << 7;
+            rest.get(2..2 + len)
+        }
+        _ => len_prefixed_prefix(rest),
+    };
+    run.unwrap_or_default()
 }
 
 /// Where a chunk's bytes come from: spans of a record inside the chunk buffer.
@@ -170,23 +205,21 @@ impl SnapshotData {
         // One pass over the records (each record's bytes are touched once, while hashing its
         // key): (hash, entry) in record order, then a table sized for all of them (no rehash,
         // which would read every key from the region again).
-        let mut parsed: Vec<(u64, Entry)> = Vec::new();
+        let mut parsed: Vec<(u64, Entry, bool)> = Vec::new();
         // An empty region is an empty store (the official loader decodes only when the actual
         // size is > 0); otherwise it starts with the item-size holder.
         if !chunk.is_empty() {
             for rec in records(&chunk) {
                 let rec = rec?;
                 let (ko, kl) = span(&chunk, rec.key);
-                let (vo, vl) = span(&chunk, rec.value);
                 parsed.push((
                     hasher.hash_one(rec.key),
                     Entry {
                         chunk: 0,
                         key_off: ko,
                         key_len: kl,
-                        val_off: vo,
-                        val_len: vl,
                     },
+                    !rec.value.is_empty(),
                 ));
             }
         }
@@ -197,15 +230,15 @@ impl SnapshotData {
                 let start = e.key_off as usize;
                 &region[start..start + e.key_len as usize]
             };
-            for (h, new) in parsed {
+            for (h, new, live) in parsed {
                 let key = key_of(&new);
                 match table.entry(h, |e| key_of(e) == key, |e| hasher.hash_one(key_of(e))) {
-                    TEntry::Occupied(o) if new.val_len == 0 => {
+                    TEntry::Occupied(o) if !live => {
                         o.remove();
                     }
                     TEntry::Occupied(mut o) => *o.get_mut() = new,
                     TEntry::Vacant(v) => {
-                        if new.val_len != 0 {
+                        if live {
                             v.insert(new);
                         }
                     }
@@ -227,7 +260,7 @@ impl SnapshotData {
             let rec = rec?;
             let h = self.hasher.hash_one(rec.key);
             let was_live = match lvl.find(h, rec.key) {
-                Some(e) => e.val_len != 0,
+                Some(e) => !lvl.is_tombstone(e),
                 None => self.find_raw_hashed(h, rec.key).is_some(),
             };
             let now_live = !rec.value.is_empty();
@@ -237,22 +270,16 @@ impl SnapshotData {
                 _ => {}
             }
             let (ko, kl) = span(&chunk, rec.key);
-            let (vo, vl) = if now_live {
-                span(&chunk, rec.value)
-            } else {
-                (0, 0)
-            };
             let new = Entry {
                 chunk: 0,
                 key_off: ko,
                 key_len: kl,
-                val_off: vo,
-                val_len: vl,
             };
             let hasher = &self.hasher;
             let chunks = &lvl.chunks;
             let key_of = |e: &Entry| -> &[u8] {
-                &chunks[0][e.key_off as usize..(e.key_off + e.key_len) as usize]
+                let start = e.key_off as usize;
+                &chunks[0][start..start + e.key_len as usize]
             };
             match lvl
                 .table
@@ -309,7 +336,7 @@ impl SnapshotData {
     fn find_raw_hashed(&self, h: u64, key: &[u8]) -> Option<&[u8]> {
         for lvl in self.levels.iter().rev() {
             if let Some(e) = lvl.find(h, key) {
-                return if e.val_len == 0 {
+                return if lvl.is_tombstone(e) {
                     None
                 } else {
                     Some(lvl.val(e))
@@ -389,7 +416,7 @@ impl SnapshotData {
             .rev()
             .flat_map(move |(i, lvl)| {
                 lvl.table.iter().filter_map(move |e| {
-                    if e.val_len == 0 {
+                    if lvl.is_tombstone(e) {
                         return None;
                     }
                     let k = lvl.key(e);
@@ -446,24 +473,26 @@ fn merge(older: &Level, newer: &Level, into_base: bool, hasher: &KeyHasher) -> L
         let h = hasher.hash_one(k);
         let mut moved = *e;
         moved.chunk += shift;
+        let tombstone = newer.is_tombstone(e);
         let chunks = &out.chunks;
         let key_of = |x: &Entry| -> &[u8] {
             let c = &chunks[x.chunk as usize];
-            &c[x.key_off as usize..(x.key_off + x.key_len) as usize]
+            let start = x.key_off as usize;
+            &c[start..start + x.key_len as usize]
         };
         match out
             .table
             .entry(h, |x| key_of(x) == k, |x| hasher.hash_one(key_of(x)))
         {
             TEntry::Occupied(mut o) => {
-                if into_base && moved.val_len == 0 {
+                if into_base && tombstone {
                     o.remove();
                 } else {
                     *o.get_mut() = moved;
                 }
             }
             TEntry::Vacant(v) => {
-                if !(into_base && moved.val_len == 0) {
+                if !(into_base && tombstone) {
                     v.insert(moved);
                 }
             }
@@ -734,5 +763,37 @@ impl SnapshotData {
             .flat_map(|l| l.chunks.iter())
             .map(|c| c.len())
             .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::varint::write_varint;
+
+    /// A record's value after its key, for lengths of 1, 2 and 3 varint bytes, non-minimal
+    /// length encodings, and runs that do not fit (empty, never a panic).
+    #[test]
+    fn value_after_key_matches_the_record_parser() {
+        for len in [0usize, 1, 127, 128, 300, 16_383, 16_384, 70_000] {
+            let value: Vec<u8> = (0..len).map(|i| (i * 7) as u8).collect();
+            let mut chunk = b"xx".to_vec();
+            write_varint(&mut chunk, len as u64);
+            chunk.extend_from_slice(&value);
+            chunk.extend_from_slice(b"trailing");
+            assert_eq!(value_after(&chunk, 2), &value[..], "len {len}");
+            // cut inside the value: no run
+            assert_eq!(value_after(&chunk[..chunk.len() - 9], 2), b"", "len {len}");
+        }
+        // non-minimal encodings of 5 (2 and 3 bytes), as read_len_prefixed reads them
+        assert_eq!(
+            value_after(&[0x85, 0x00, 1, 2, 3, 4, 5], 0),
+            &[1, 2, 3, 4, 5]
+        );
+        assert_eq!(value_after(&[0x85, 0x80, 0x00, 9, 9, 9, 9, 9], 0), &[9; 5]);
+        // past the end, empty chunk, a negative length
+        assert_eq!(value_after(b"ab", 5), b"");
+        assert_eq!(value_after(b"", 0), b"");
+        assert_eq!(value_after(&[0xff, 0xff, 0xff, 0xff, 0x0f], 0), b"");
     }
 }
