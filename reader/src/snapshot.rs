@@ -1,8 +1,9 @@
 //! Immutable parsed state of a store, and the zero-copy [`Snapshot`] handle.
 //!
 //! A snapshot is a stack of *levels*, newest last. Level 0 is the base: the decrypted data
-//! region of the last full load and a hash table of its live keys (keys and values are spans
-//! into that buffer, nothing is copied per key). A partial reload (the writer only appended)
+//! region of the last full load and a hash table of its live keys (12 bytes per entry: the
+//! key's span in that buffer, the value being the length-prefixed run after it; nothing is
+//! copied per key). A partial reload (the writer only appended)
 //! parses just the appended bytes into a new small level (tombstones for deletions) and
 //! shares every older level through `Arc`. Levels merge like a binary counter (a level is
 //! merged into the one below when it has at least half as many entries), so a reload costs
