@@ -412,15 +412,21 @@ mod tests {
             .collect()
     }
 
-    /// Large reads (huge-page advice on the buffer) return exactly the file's bytes, at any
-    /// offset and for lengths around the advice threshold.
-    #[test]
-    fn large_reads_are_exact() {
+    /// A file of `pattern(9 huge pages + 4099 bytes)`: (its directory, path, handle, bytes).
+    fn large_file() -> (tempfile::TempDir, std::path::PathBuf, File, Vec<u8>) {
         let data = pattern(9 * HUGE_PAGE + 4099);
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("f");
         std::fs::write(&p, &data).unwrap();
         let f = File::open(&p).unwrap();
+        (dir, p, f, data)
+    }
+
+    /// Large reads (huge-page advice on the buffer) return exactly the file's bytes, at any
+    /// offset and for lengths around the advice threshold.
+    #[test]
+    fn large_reads_are_exact() {
+        let (_dir, p, f, data) = large_file();
         for (off, len) in [
             (0usize, data.len()),
             (4, data.len() - 4),
@@ -441,12 +447,8 @@ mod tests {
     fn crc_reads_match_plain_reads_on_one_and_two_threads() {
         // 9 huge pages + 4099 bytes: above PARALLEL_MIN (two threads) and not a multiple of
         // PIECE; the small reads take the one-thread path.
-        let data = pattern(9 * HUGE_PAGE + 4099);
+        let (_dir, p, f, data) = large_file();
         assert!(data.len() >= PARALLEL_MIN + PIECE);
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("f");
-        std::fs::write(&p, &data).unwrap();
-        let f = File::open(&p).unwrap();
         for (off, len) in [
             (0usize, data.len()),
             (4, data.len() - 4),
