@@ -131,11 +131,10 @@ fn key_eq(a: &[u8], b: &[u8]) -> bool {
 /// panic.
 #[inline]
 fn value_after(chunk: &[u8], at: usize) -> &[u8] {
-    let rest = chunk.get(at..).unwrap_or_default();
-    match rest {
+    match chunk.get(at) {
         // A one-byte length (values under 128 bytes) inline.
-        [n, ..] if *n < 0x80 => rest.get(1..1 + *n as usize).unwrap_or_default(),
-        _ => long_value(rest),
+        Some(&n) if n < 0x80 => chunk.get(at + 1..at + 1 + n as usize).unwrap_or_default(),
+        _ => long_value(chunk.get(at..).unwrap_or_default()),
     }
 }
 
