@@ -141,27 +141,32 @@ pub(crate) fn read_at_crc(
     };
     let two =
         len >= PARALLEL_MIN && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
-    let crc = if two {
+    // `None`: one thread (small read, one core, or no second thread could be started).
+    let parallel = two.then(|| {
         let mid = len / 2;
         let (first, second) = buf.split_at_mut(mid);
-        let (a, b) = std::thread::scope(|s| {
-            let other = s.spawn(|| {
-                let r = crc_fill(second, offset + mid as u64);
-                (r, bytes_read_on_thread())
-            });
+        std::thread::scope(|s| {
+            let other = std::thread::Builder::new()
+                .spawn_scoped(s, || {
+                    let r = crc_fill(second, offset + mid as u64);
+                    (r, bytes_read_on_thread())
+                })
+                .ok()?;
             let a = crc_fill(first, offset);
             let (b, other_bytes) = other
                 .join()
                 .unwrap_or_else(|p| std::panic::resume_unwind(p));
             // The other thread's bytes count as read by this one (reload statistics).
             BYTES_READ.with(|c| c.set(c.get() + other_bytes));
-            (a, b)
-        });
-        let mut h = a?;
-        h.combine(&b?);
-        h.finalize()
-    } else {
-        crc_fill(&mut buf, offset)?.finalize()
+            Some(a.and_then(|mut h| {
+                h.combine(&b?);
+                Ok(h.finalize())
+            }))
+        })
+    });
+    let crc = match parallel.flatten() {
+        Some(crc) => crc?,
+        None => crc_fill(&mut buf, offset)?.finalize(),
     };
     Ok((buf, crc))
 }
