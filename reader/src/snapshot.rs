@@ -621,7 +621,7 @@ impl SnapshotData {
 
     /// The value as an owned string (see [`SnapshotData::get_str`]).
     pub fn get_string(&self, key: impl AsRef<[u8]>) -> Option<String> {
-        self.get_str(key).map(str::to_owned)
+        decode::as_string(self.payload(key.as_ref())?)
     }
 
     scalar_getters! {
