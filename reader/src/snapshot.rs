@@ -132,24 +132,24 @@ fn key_eq(a: &[u8], b: &[u8]) -> bool {
 #[inline]
 fn value_after(chunk: &[u8], at: usize) -> &[u8] {
     match chunk.get(at) {
-        // A one-byte length (values under 128 bytes) inline.
+        // One- and two-byte lengths (values under 16 KiB) inline.
         Some(&n) if n < 0x80 => chunk.get(at + 1..at + 1 + n as usize).unwrap_or_default(),
-        _ => long_value(chunk.get(at..).unwrap_or_default()),
+        Some(&b0) => match chunk.get(at + 1) {
+            Some(&b1) if b1 < 0x80 => {
+                let len = (b0 & 0x7f) as usize | (b1 as usize) << 7;
+                chunk.get(at + 2..at + 2 + len).unwrap_or_default()
+            }
+            _ => long_value(chunk.get(at..).unwrap_or_default()),
+        },
+        None => &[],
     }
 }
 
-/// [`value_after`] of a value with a length of two bytes or more (out of line: the short
+/// [`value_after`] of a value with a length of three bytes or more (out of line: the usual
 /// values' lookup stays small).
 #[inline(never)]
 fn long_value(rest: &[u8]) -> &[u8] {
-    let run = match rest {
-        [b0, b1, ..] if *b1 < 0x80 => {
-            let len = (*b0 & 0x7f) as usize | (*b1 as usize) << 7;
-            rest.get(2..2 + len)
-        }
-        _ => len_prefixed_prefix(rest),
-    };
-    run.unwrap_or_default()
+    len_prefixed_prefix(rest).unwrap_or_default()
 }
 
 /// Where a chunk's bytes come from: spans of a record inside the chunk buffer.
