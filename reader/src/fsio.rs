@@ -320,8 +320,9 @@ impl crate::locate::ReadAt for DataFile<'_> {
     }
 }
 
-/// The meta path of a store: `PATH.crc`.
-pub(crate) fn meta_path(data: &Path) -> std::path::PathBuf {
+/// The meta file of the store whose data file is `data`: `data` with `.crc` appended
+/// (`mmkv.default` → `mmkv.default.crc`), as the official library names it.
+pub fn meta_path(data: &Path) -> std::path::PathBuf {
     let mut s = data.as_os_str().to_owned();
     s.push(".crc");
     s.into()
