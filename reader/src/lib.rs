@@ -118,6 +118,8 @@ pub mod raw;
 pub mod records;
 mod snapshot;
 mod store;
+#[cfg(feature = "test-support")]
+pub mod test_support;
 pub mod varint;
 
 pub use clock::{Clock, FixedClock, ManualClock, SystemClock};
