@@ -118,3 +118,33 @@ unsafe impl GlobalAlloc for CountingAlloc {
         p
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_heap_peak_and_this_thread() {
+        let a = CountingAlloc::new();
+        let l = Layout::from_size_align(1000, 8).expect("layout");
+        let before = thread_allocations();
+        reset_thread_largest();
+        // SAFETY: matching alloc/realloc/dealloc of one block with its layouts.
+        unsafe {
+            let p = a.alloc(l);
+            assert!(!p.is_null());
+            assert_eq!(a.current(), 1000);
+            let p = a.realloc(p, l, 3000);
+            assert!(!p.is_null());
+            assert_eq!(a.current(), 3000);
+            assert_eq!(a.peak(), 3000);
+            a.dealloc(p, Layout::from_size_align(3000, 8).expect("layout"));
+        }
+        assert_eq!(a.current(), 0);
+        assert_eq!(a.peak(), 3000);
+        assert_eq!(thread_allocations() - before, 2);
+        assert_eq!(thread_largest(), 3000);
+        a.reset_peak();
+        assert_eq!(a.peak(), 0);
+    }
+}
