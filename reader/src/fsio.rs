@@ -108,8 +108,27 @@ fn read_some_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usi
 /// is [`Error::Truncated`]. Callers bound `len` by the file length first, so a corrupt size
 /// field never causes a huge allocation.
 pub(crate) fn read_at(file: &File, path: &Path, offset: u64, len: usize) -> Result<Vec<u8>> {
-    let mut buf = vec![0u8; len];
-    advise_huge_pages(&mut buf);
+    let mut buf = Vec::new();
+    read_at_into(file, path, offset, len, &mut buf)?;
+    Ok(buf)
+}
+
+/// [`read_at`] into `buf`: its content is replaced by the `len` bytes, its allocation reused
+/// when it is large enough (a reused buffer's pages are already mapped: no page faults).
+pub(crate) fn read_at_into(
+    file: &File,
+    path: &Path,
+    offset: u64,
+    len: usize,
+    buf: &mut Vec<u8>,
+) -> Result<()> {
+    if buf.capacity() < len {
+        *buf = vec![0u8; len];
+        advise_huge_pages(buf);
+    } else {
+        // Only bytes past the current length are zeroed; all are overwritten below.
+        buf.resize(len, 0);
+    }
     let mut done = 0usize;
     while done < len {
         match read_some_at(file, &mut buf[done..], offset + done as u64) {
@@ -127,7 +146,7 @@ pub(crate) fn read_at(file: &File, path: &Path, offset: u64, len: usize) -> Resu
             Err(e) => return Err(Error::io(path, &e)),
         }
     }
-    Ok(buf)
+    Ok(())
 }
 
 /// Size of a transparent huge page on x86-64 and aarch64 (4 KiB base pages).

@@ -399,7 +399,7 @@ fn overlong_lazy_keys(dir: &Path, kind: StoreKind, strategy: ErrorStrategy) -> V
     let Ok(raw) = mmkv_reader::raw::read_store(&dir.join(STORE_ID), &opts) else {
         return Vec::new();
     };
-    let region = raw.region.as_slice();
+    let region = raw.region();
     let at = |s: &[u8]| s.as_ptr() as usize - region.as_ptr() as usize;
     let mut live: BTreeMap<Vec<u8>, bool> = BTreeMap::new();
     for rec in mmkv_reader::records::records(region).map_while(|r| r.ok()) {

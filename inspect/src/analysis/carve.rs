@@ -37,7 +37,7 @@ impl Analysis {
             let iv = mmkv_reader::raw::store_iv(&self.raw.meta, key, self.crypt.aes256);
             mmkv_reader::crypto::decrypt_cfb(key, self.crypt.aes256, &iv, &mut stream);
         }
-        let region_end = self.raw.region.len().min(stream.len());
+        let region_end = self.raw.region().len().min(stream.len());
         let key_expire = self.raw.meta.key_expire();
         let rules = KeyRules::observed(self.records.iter().map(|r| r.key.as_slice()));
         let (found, rejected) = carve_stream(&stream, region_end, key_expire, &rules);

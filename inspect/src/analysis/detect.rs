@@ -101,7 +101,7 @@ pub(super) fn classify_failure(
     if crypt.key.is_none() && meta_rules_out_encryption(&raw.meta) {
         return Error::Unparsable {
             path: path.to_path_buf(),
-            region_len: raw.region.len(),
+            region_len: raw.region().len(),
             version: raw.meta.version,
             detail,
         };
@@ -109,7 +109,7 @@ pub(super) fn classify_failure(
     if crypt.key.is_none() {
         return Error::LooksEncrypted {
             path: path.to_path_buf(),
-            region_len: raw.region.len(),
+            region_len: raw.region().len(),
             detail,
         };
     }
@@ -118,7 +118,7 @@ pub(super) fn classify_failure(
         aes256: !crypt.aes256,
         ..crypt.clone()
     };
-    if read(path, &other).is_ok_and(|r| parses(&r.region) && !r.region.is_empty()) {
+    if read(path, &other).is_ok_and(|r| parses(r.region()) && !r.region().is_empty()) {
         hint = if other.aes256 {
             "; the key works as AES-256: pass --aes256".to_string()
         } else {
@@ -131,7 +131,7 @@ pub(super) fn classify_failure(
             ..CryptOpts::default()
         },
     )
-    .is_ok_and(|r| parses(&r.region))
+    .is_ok_and(|r| parses(r.region()))
     {
         hint =
             "; the store parses without a key: it is not encrypted, drop --crypt-key".to_string();

@@ -120,18 +120,18 @@ impl Analysis {
         // A recovered region is decoded greedily, as `OnErrorRecover` does: the records before
         // the first one that does not parse.
         let parsed = if raw.location.greedy() {
-            &raw.region[..greedy_len(&raw.region)]
+            &raw.region()[..greedy_len(raw.region())]
         } else {
-            &raw.region[..]
+            raw.region()
         };
         let (holder, recs) = match detect::parse_region(parsed) {
             Ok(p) => p,
             Err(fail) => return Err(detect::classify_failure(path, crypt, &raw, fail)),
         };
-        if !raw.location.greedy() && recs.is_empty() && raw.region.len() > holder {
+        if !raw.location.greedy() && recs.is_empty() && raw.region().len() > holder {
             return Err(Error::ZeroRecords {
                 path: path.to_path_buf(),
-                region_len: raw.region.len(),
+                region_len: raw.region().len(),
                 holder_len: holder,
             });
         }

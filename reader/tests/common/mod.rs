@@ -128,7 +128,7 @@ pub fn append_stored(path: &Path, stored: &[u8]) -> u32 {
 pub fn append_encrypted(path: &Path, key: &[u8], aes256: bool, plain: &[u8]) -> u32 {
     let raw = mmkv_reader::raw::read_raw(path, Some(key), aes256).unwrap();
     let iv = mmkv_reader::raw::store_iv(&raw.meta, key, aes256);
-    let mut whole = raw.region.clone();
+    let mut whole = raw.region().to_vec();
     whole.extend_from_slice(plain);
     mmkv_reader::crypto::encrypt_cfb(key, aes256, &iv, &mut whole);
     let stored_prefix = &raw.file[4..4 + raw.actual_size];
