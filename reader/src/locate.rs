@@ -334,7 +334,11 @@ pub fn locate<D: ReadAt + ?Sized>(meta: &MetaInfo, data: &D, rules: Rules) -> Re
     let location = decide(meta, file_len, u32::from_le_bytes(h), rules, |size| {
         let bytes = read_mapped(data, file_len, HEADER_LEN as u64, size)?;
         let crc = crc32fast::hash(&bytes);
-        let slot = if first.is_none() { &mut first } else { &mut latest };
+        let slot = if first.is_none() {
+            &mut first
+        } else {
+            &mut latest
+        };
         *slot = Some((bytes, crc));
         Ok(crc)
     })?;
@@ -437,14 +441,26 @@ fn decide<E>(
         if header != actual && fits(header) {
             let crc = crc_of(header as u64)?;
             if crc == meta.crc_digest {
-                return Ok(done(Source::Header, header as u64, crc, true, Some(problem)));
+                return Ok(done(
+                    Source::Header,
+                    header as u64,
+                    crc,
+                    true,
+                    Some(problem),
+                ));
             }
         }
         let last = meta.last_confirmed_size;
         if fits(last) {
             let crc = crc_of(last as u64)?;
             if crc == meta.last_confirmed_crc {
-                return Ok(done(Source::LastConfirmed, last as u64, crc, true, Some(problem)));
+                return Ok(done(
+                    Source::LastConfirmed,
+                    last as u64,
+                    crc,
+                    true,
+                    Some(problem),
+                ));
             }
         }
     }
@@ -619,7 +635,12 @@ mod tests {
             meta(4, 7, 1 << 20, (5, short_crc)),
             meta(4, 7, n, (3, 3)),
             meta(4, 7, 1 << 30, (3, 3)),
-            meta(4, crc32fast::hash(&[REGION, &[0; 3]].concat()), n + 3, (0, 0)),
+            meta(
+                4,
+                crc32fast::hash(&[REGION, &[0; 3]].concat()),
+                n + 3,
+                (0, 0),
+            ),
             parse_meta(&[]),
         ];
         let datas = [
