@@ -180,3 +180,51 @@ pub fn read_store_reusing(path: &Path, opts: &RawOptions, buffer: Vec<u8>) -> Re
     raw.sync = sync;
     Ok(raw)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::locate::locate;
+
+    fn corpus(name: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../corpus/v2.4.2")
+            .join(name)
+    }
+
+    /// The region is what `locate` copies out of the file (decrypted with the key), whatever
+    /// buffer the read reuses: larger and full of other bytes, smaller, or none.
+    #[test]
+    fn region_matches_locate_with_any_reused_buffer() {
+        let mut checked = 0;
+        for (name, key) in [
+            ("plain", None),
+            ("trimmed", None),
+            ("empty", None),
+            ("aes128", Some(&b"mmkv-conformance"[..])),
+        ] {
+            let path = corpus(name);
+            let file = std::fs::read(&path).unwrap();
+            let meta = parse_meta(&std::fs::read(meta_path(&path)).unwrap());
+            let opts = RawOptions {
+                key: key.and_then(|k| CryptKey::new(k, false)),
+                ..RawOptions::default()
+            };
+            let want = locate(&meta, file.as_slice(), opts.rules).unwrap();
+            let mut region = want.region.clone();
+            if let Some(k) = &opts.key {
+                k.decrypt(&k.iv_for(&meta), &mut region);
+            }
+            for buffer in [Vec::new(), vec![0xa5; file.len() * 2 + 100], vec![7; 3]] {
+                let raw = read_store_reusing(&path, &opts, buffer).unwrap();
+                assert_eq!(raw.file, file, "{name}");
+                assert_eq!(raw.location, want.location, "{name}");
+                assert_eq!(raw.region(), region.as_slice(), "{name}");
+                let parsed = crate::records::records(raw.region()).map_while(|r| r.ok());
+                assert_eq!(parsed.count() > 0, name != "empty", "{name}");
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 12);
+    }
+}
