@@ -2,8 +2,9 @@
 //! README, "Mutation testing"): the meta length each version needs (exactly enough parses, one
 //! byte less does not), a stored value of exactly the 4-byte expire suffix, the offset a CFB
 //! resume error names, the meta length a `Store` needs, `Store::contains` / `meta`, what `Debug` /
-//! `Display` show, `SnapshotData::entries` of an expiring store, and the snapshot's own counters
-//! (levels, chunks, retained bytes) after a full and a partial load.
+//! `Display` show, `SnapshotData::entries` of an expiring store, the snapshot's own counters
+//! (levels, chunks, retained bytes) after a full and a partial load, what `ReadSync::describe`
+//! says, and the error for a data file of exactly its header.
 
 mod common;
 
@@ -295,4 +296,35 @@ fn snapshot_counters_after_full_and_partial_loads() {
     // the snapshot taken before keeps its own state
     assert_eq!((full.levels(), full.chunks()), (1, 1));
     assert_eq!(full.retained_bytes(), region.len());
+}
+
+#[test]
+fn each_read_sync_says_how_the_load_was_read() {
+    use mmkv_reader::ReadSync;
+    let all = [ReadSync::Locked, ReadSync::Unlocked, ReadSync::NoMetaFile];
+    let said: Vec<&str> = all.iter().map(|s| s.describe()).collect();
+    assert!(said[0].contains("shared lock"), "{}", said[0]);
+    assert!(said[1].contains("without lock"), "{}", said[1]);
+    assert!(said[2].contains("no meta file"), "{}", said[2]);
+}
+
+/// A data file of exactly its 4-byte header whose sizes ask for more is not "too short" (that
+/// is a file without a whole header): no region passes the CRC check.
+#[test]
+fn a_header_only_data_file_is_a_crc_mismatch_not_too_short() {
+    use mmkv_reader::{load_bytes, Error, Options};
+    let region = [0x80u8, 0x80, 0x80, 0x01, 1, b'k', 1, 7];
+    let meta = common::meta_bytes(&region, common::MetaSpec::default());
+    let data = (region.len() as u32).to_le_bytes();
+    match load_bytes(&meta, &data, &Options::new()) {
+        Err(Error::CrcMismatch {
+            last_confirmed_tried,
+            ..
+        }) => assert!(last_confirmed_tried),
+        other => panic!("{other:?}"),
+    }
+    match load_bytes(&meta, &data[..3], &Options::new()) {
+        Err(Error::DataTooShort { len }) => assert_eq!(len, 3),
+        other => panic!("{other:?}"),
+    }
 }
