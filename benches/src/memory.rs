@@ -1,95 +1,8 @@
 //! Memory measurement: a counting global allocator and the report the `open` bench writes.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// A global allocator that forwards to [`System`] and counts live heap bytes and their peak.
-///
-/// Install it in a bench binary with `#[global_allocator] static A: CountingAlloc = CountingAlloc::new();`.
-/// It sees only Rust allocations (the official library's C++ `new` bypasses it).
-#[derive(Debug)]
-pub struct CountingAlloc {
-    current: AtomicUsize,
-    peak: AtomicUsize,
-}
-
-impl CountingAlloc {
-    /// A counter at zero.
-    pub const fn new() -> CountingAlloc {
-        CountingAlloc {
-            current: AtomicUsize::new(0),
-            peak: AtomicUsize::new(0),
-        }
-    }
-
-    /// Live heap bytes allocated through this allocator.
-    pub fn current(&self) -> usize {
-        self.current.load(Ordering::Relaxed)
-    }
-
-    /// The highest [`current`](Self::current) value since the last [`reset_peak`](Self::reset_peak).
-    pub fn peak(&self) -> usize {
-        self.peak.load(Ordering::Relaxed)
-    }
-
-    /// Sets the peak to the current value.
-    pub fn reset_peak(&self) {
-        self.peak.store(self.current(), Ordering::Relaxed);
-    }
-
-    fn add(&self, n: usize) {
-        let now = self.current.fetch_add(n, Ordering::Relaxed) + n;
-        self.peak.fetch_max(now, Ordering::Relaxed);
-    }
-
-    fn sub(&self, n: usize) {
-        self.current.fetch_sub(n, Ordering::Relaxed);
-    }
-}
-
-impl Default for CountingAlloc {
-    fn default() -> Self {
-        CountingAlloc::new()
-    }
-}
-
-// SAFETY: every call forwards to `System` with the caller's arguments unchanged; the counters
-// are only bookkeeping.
-unsafe impl GlobalAlloc for CountingAlloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded contract.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            self.add(layout.size());
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded contract.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            self.add(layout.size());
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded contract.
-        unsafe { System.dealloc(ptr, layout) };
-        self.sub(layout.size());
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: forwarded contract.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            self.sub(layout.size());
-            self.add(new_size);
-        }
-        p
-    }
-}
+/// The workspace's one counting allocator (heap bytes, peak; installed by the `open` and
+/// `scaling` benches).
+pub use mmkv_reader::test_support::CountingAlloc;
 
 /// The process's resident set size in bytes (`VmRSS` of `/proc/self/status`), if readable.
 pub fn resident_bytes() -> Option<u64> {
@@ -190,27 +103,6 @@ mod tests {
         assert_eq!(parse_vm_rss("VmRSS: 5 MB\n"), None);
         assert_eq!(parse_vm_rss("Name: y\n"), None);
         assert!(resident_bytes().is_some_and(|b| b > 0));
-    }
-
-    #[test]
-    fn counting_alloc_tracks_current_and_peak() {
-        let a = CountingAlloc::new();
-        let l = Layout::from_size_align(1000, 8).expect("layout");
-        // SAFETY: matching alloc/realloc/dealloc of one block with its layouts.
-        unsafe {
-            let p = a.alloc(l);
-            assert!(!p.is_null());
-            assert_eq!(a.current(), 1000);
-            let p = a.realloc(p, l, 3000);
-            assert!(!p.is_null());
-            assert_eq!(a.current(), 3000);
-            assert_eq!(a.peak(), 3000);
-            a.dealloc(p, Layout::from_size_align(3000, 8).expect("layout"));
-        }
-        assert_eq!(a.current(), 0);
-        assert_eq!(a.peak(), 3000);
-        a.reset_peak();
-        assert_eq!(a.peak(), 0);
     }
 
     #[test]

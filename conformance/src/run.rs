@@ -532,9 +532,7 @@ impl<'a> Runner<'a> {
 
     /// The store's meta file (`<data file>.crc`).
     fn meta_file(&self) -> PathBuf {
-        let mut crc = self.path.clone().into_os_string();
-        crc.push(".crc");
-        crc.into()
+        mmkv_reader::meta_path(&self.path)
     }
 
     /// The key-expiration flag of the meta file as it is now.

@@ -2,7 +2,7 @@
 //! `reader/tests/fuzz_regressions.rs` (which includes this file with `#[path]`), so a saved
 //! crashing input replays through exactly the same checks.
 //!
-//! Dependencies: `std`, `mmkv_reader` and `crc32fast` only.
+//! Dependencies: `std`, `mmkv_reader` (with its `test-support` store builder) and `crc32fast` only.
 //!
 //! Every function panics (which libFuzzer reports as a crash) when the reader panics or
 //! violates one of the invariants checked here; typed errors from the reader are expected.
@@ -17,7 +17,7 @@ use mmkv_reader::crypto::{decrypt_cfb, encrypt_cfb, CfbDecryptor};
 use mmkv_reader::meta::MetaInfo;
 use mmkv_reader::raw::store_iv;
 use mmkv_reader::records::{holder_len, records, split_expire};
-use mmkv_reader::varint::write_varint;
+use mmkv_reader::test_support::{data_bytes, length_prefixed, MetaSpec, StoreBuilder};
 use mmkv_reader::{decode, Error, FixedClock, Options, ReloadKind, Snapshot, Store};
 
 /// Key of the AES-128 golden stores (`aes128`, `expire-aes128`).
@@ -27,7 +27,7 @@ pub const AES256_KEY: &[u8] = b"0123456789abcdef0123456789ABCDEF";
 /// The clock the store-level checks freeze "now" at (epoch seconds).
 pub const NOW: u32 = 1_700_000_000;
 /// Size the official library gives a fresh meta file (one page).
-pub const META_FILE_LEN: usize = 4096;
+pub const META_FILE_LEN: usize = mmkv_reader::test_support::PAGE;
 
 /// Encryption mode of a store in the reload target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -392,31 +392,20 @@ pub fn expected_from_file(s: &Snapshot, data: &[u8], mode: Mode) -> Entries {
 // synthesizing stores
 // ---------------------------------------------------------------------------------------------
 
-/// Appends one record (`varint len, key, varint len, value`).
-pub fn push_record(region: &mut Vec<u8>, key: &[u8], value: &[u8]) {
-    write_varint(region, key.len() as u64);
-    region.extend_from_slice(key);
-    write_varint(region, value.len() as u64);
-    region.extend_from_slice(value);
-}
+pub use mmkv_reader::test_support::push_record;
 
 /// A plaintext region: a 4-byte item-size holder then the records.
 pub fn region_of(recs: &[(&[u8], Vec<u8>)]) -> Vec<u8> {
-    let mut r = vec![0x80, 0x80, 0x80, 0x00];
+    let mut b = StoreBuilder::new(4);
     for (k, v) in recs {
-        push_record(&mut r, k, v);
+        b.raw(k, v);
     }
-    r
+    b.region()
 }
 
 /// The records of the base store the reload target starts from.
 pub fn base_records() -> Vec<(&'static [u8], Vec<u8>)> {
-    let lp = |b: &[u8]| {
-        let mut v = Vec::new();
-        write_varint(&mut v, b.len() as u64);
-        v.extend_from_slice(b);
-        v
-    };
+    let lp = length_prefixed;
     vec![
         (b"int", vec![42]),
         (b"neg", vec![0xff, 0xff, 0xff, 0xff, 0x0f]),
@@ -426,10 +415,7 @@ pub fn base_records() -> Vec<(&'static [u8], Vec<u8>)> {
         (b"strs", {
             let mut items = lp(b"a");
             items.extend(lp(b"bc"));
-            let mut v = Vec::new();
-            write_varint(&mut v, items.len() as u64);
-            v.extend(items);
-            v
+            lp(&items)
         }),
         (b"gone", vec![1]),
         (b"gone", vec![]),
@@ -445,21 +431,14 @@ pub fn synth_pair(
     iv: [u8; 16],
     last: Option<(u32, u32)>,
 ) -> (Vec<u8>, Vec<u8>) {
-    let crc = crc32fast::hash(stored);
-    let size = stored.len() as u32;
-    let (lsize, lcrc) = last.unwrap_or((size, crc));
-    let mut meta = vec![0u8; META_FILE_LEN];
-    meta[0..4].copy_from_slice(&crc.to_le_bytes());
-    meta[4..8].copy_from_slice(&4u32.to_le_bytes());
-    meta[8..12].copy_from_slice(&sequence.to_le_bytes());
-    meta[12..28].copy_from_slice(&iv);
-    meta[28..32].copy_from_slice(&size.to_le_bytes());
-    meta[32..36].copy_from_slice(&lsize.to_le_bytes());
-    meta[36..40].copy_from_slice(&lcrc.to_le_bytes());
-    let mut data = size.to_le_bytes().to_vec();
-    data.extend_from_slice(stored);
-    data.resize(data.len().div_ceil(4096).max(1) * 4096, 0);
-    (meta, data)
+    let spec = MetaSpec {
+        version: 4,
+        sequence,
+        iv,
+        last_confirmed: last,
+        ..MetaSpec::default()
+    };
+    (spec.bytes(stored), data_bytes(stored, &[]))
 }
 
 /// The IV synthetic stores use.

@@ -1,14 +1,12 @@
-//! Command-line structure (clap derive).
+//! Command-line structure (clap derive). What the arguments mean once validated is
+//! [`crate::settings`].
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::analysis::CryptOpts;
-use crate::error::{Error, Result};
 use crate::infer::Decoding;
 use crate::tabular::Format;
-use crate::util::parse_hex;
 
 /// `mmkv`: read-only inspection of Tencent MMKV stores (data file + `.crc` meta file).
 ///
@@ -53,35 +51,6 @@ pub struct CryptArgs {
     /// then reads the data file by its header size, unverified. Output says so.
     #[arg(long)]
     pub recover: bool,
-}
-
-impl CryptArgs {
-    /// The key bytes and AES flag.
-    pub fn to_opts(&self) -> Result<CryptOpts> {
-        let key = match (&self.crypt_key, &self.crypt_key_hex) {
-            (Some(s), _) => Some(s.as_bytes().to_vec()),
-            (None, Some(h)) => Some(
-                parse_hex(h).map_err(|e| Error::BadArgument(format!("--crypt-key-hex: {e}")))?,
-            ),
-            (None, None) => None,
-        };
-        if key.as_ref().is_some_and(|k| k.is_empty()) {
-            return Err(Error::BadArgument(
-                "the crypt key is empty (MMKV treats an empty key as no encryption: omit it)"
-                    .into(),
-            ));
-        }
-        if self.aes256 && key.is_none() {
-            return Err(Error::BadArgument(
-                "--aes256 needs --crypt-key or --crypt-key-hex".into(),
-            ));
-        }
-        Ok(CryptOpts {
-            key,
-            aes256: self.aes256,
-            recover: self.recover,
-        })
-    }
 }
 
 /// `mmkv dump`.
@@ -181,67 +150,13 @@ pub struct ScanArgs {
     pub dir: PathBuf,
 }
 
-/// Parses `--type KEY=TYPE` pins (the key is text; `hex:ABCD=TYPE` gives it as hex).
-pub fn parse_pins(pins: &[String]) -> Result<Vec<(Vec<u8>, Decoding)>> {
-    pins.iter()
-        .map(|p| {
-            let (k, t) = p
-                .rsplit_once('=')
-                .ok_or_else(|| Error::BadArgument(format!("--type {p:?}: expected KEY=TYPE")))?;
-            let ty: Decoding = t
-                .parse()
-                .map_err(|e| Error::BadArgument(format!("--type {p:?}: {e}")))?;
-            let key = match k.strip_prefix("hex:") {
-                Some(h) => {
-                    parse_hex(h).map_err(|e| Error::BadArgument(format!("--type {p:?}: {e}")))?
-                }
-                None => k.as_bytes().to_vec(),
-            };
-            Ok((key, ty))
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::infer::ValueType;
     use clap::CommandFactory;
 
     #[test]
     fn cli_is_consistent() {
         Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn pins() {
-        let p = parse_pins(&["a=b=i32".into(), "hex:6b31=string".into()]).unwrap();
-        assert_eq!(p[0], (b"a=b".to_vec(), Decoding::Getter(ValueType::I32)));
-        assert_eq!(p[1], (b"k1".to_vec(), Decoding::Getter(ValueType::String)));
-        assert!(parse_pins(&["nokey".into()]).is_err());
-        assert!(parse_pins(&["k=nosuchtype".into()]).is_err());
-    }
-
-    #[test]
-    fn crypt_args() {
-        let a = CryptArgs {
-            crypt_key: None,
-            crypt_key_hex: Some("ff00".into()),
-            aes256: true,
-            recover: false,
-        };
-        assert_eq!(
-            a.to_opts().unwrap(),
-            CryptOpts {
-                key: Some(vec![0xff, 0]),
-                aes256: true,
-                recover: false,
-            }
-        );
-        let b = CryptArgs {
-            aes256: true,
-            ..CryptArgs::default()
-        };
-        assert!(b.to_opts().is_err());
     }
 }

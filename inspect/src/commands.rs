@@ -1,27 +1,29 @@
 //! Running the commands.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::PathBuf;
 
 use serde::Serialize;
 
 use crate::analysis::{Analysis, Status};
-use crate::cli::{parse_pins, Cli, Command, DumpArgs, GetArgs, MetaArgs, ScanArgs, WatchArgs};
+use crate::cli::Cli;
 use crate::error::{Error, Result};
 use crate::infer::{decode_as, Val};
-use crate::output::{dump_json, dump_table, history_json, history_table, FullMetaJson, Pins};
-use crate::tabular::{self, Delimited, Format};
-use crate::util::{hex, key_lossy, now_secs, parse_hex};
+use crate::output::{dump_json, dump_table, history_json, history_table, FullMetaJson};
+use crate::settings::{
+    DumpSettings, GetSettings, MetaSettings, Output, ScanSettings, Settings, WatchSettings,
+};
+use crate::tabular;
+use crate::util::{hex, key_lossy};
 
-/// Runs the parsed command line.
+/// Validates the parsed command line ([`Settings::from_cli`]), then runs it.
 pub fn run(cli: &Cli) -> Result<()> {
-    match &cli.command {
-        Command::Dump(a) => dump(a),
-        Command::Get(a) => get(a),
-        Command::Meta(a) => meta(a),
-        Command::Watch(a) => watch(a),
-        Command::Scan(a) => scan(a),
+    match Settings::from_cli(cli)? {
+        Settings::Dump(s) => dump(&s),
+        Settings::Get(s) => get(&s),
+        Settings::Meta(s) => meta(&s),
+        Settings::Watch(s) => watch(&s),
+        Settings::Scan(s) => scan(&s),
     }
 }
 
@@ -39,38 +41,34 @@ fn print(text: &str) -> Result<()> {
 }
 
 fn print_json<T: Serialize>(value: &T) -> Result<()> {
-    let mut s =
-        serde_json::to_string_pretty(value).map_err(|e| Error::BadArgument(e.to_string()))?;
+    let mut s = serde_json::to_string_pretty(value).map_err(Error::Serialize)?;
     s.push('\n');
     print(&s)
 }
 
-fn dump(args: &DumpArgs) -> Result<()> {
-    let crypt = args.crypt.to_opts()?;
-    let pins: Pins = parse_pins(&args.types)?.into_iter().collect();
-    let now = args.now.unwrap_or_else(now_secs);
-    let a = Analysis::open(&args.path, &crypt, now)?;
-    let json = args.json || args.format == Some(Format::Json);
-    if let Some(d) = args.format.and_then(Delimited::of) {
-        return print(&if args.history {
-            let carved = if args.carve { a.carve() } else { Vec::new() };
-            tabular::history_delimited(d, &a, &carved, &pins)
+fn dump(s: &DumpSettings) -> Result<()> {
+    let a = Analysis::open(&s.path, &s.crypt, s.now)?;
+    if let Output::Delimited(d) = s.output {
+        return print(&if s.history {
+            let carved = if s.carve { a.carve() } else { Vec::new() };
+            tabular::history_delimited(d, &a, &carved, &s.pins)
         } else {
-            tabular::dump_delimited(d, &a, &pins)
+            tabular::dump_delimited(d, &a, &s.pins)
         });
     }
-    if args.history {
-        let carved = args.carve.then(|| a.carve_counted());
+    let json = s.output == Output::Json;
+    if s.history {
+        let carved = s.carve.then(|| a.carve_counted());
         let records = carved.as_ref().map_or(&[][..], |c| &c.records[..]);
         if json {
-            let mut v = serde_json::to_value(history_json(&a, records, &pins))
-                .map_err(|e| Error::BadArgument(e.to_string()))?;
+            let mut v = serde_json::to_value(history_json(&a, records, &s.pins))
+                .map_err(Error::Serialize)?;
             if let Some(c) = &carved {
                 v["carve"] = serde_json::json!({"stale": c.records.len(), "rejected": c.rejected});
             }
             print_json(&v)
         } else {
-            let mut text = history_table(&a, records, &pins);
+            let mut text = history_table(&a, records, &s.pins);
             if let Some(c) = &carved {
                 text.push_str(&format!(
                     "carving: {} stale records kept, {} candidates rejected (implausible keys)\n",
@@ -81,9 +79,9 @@ fn dump(args: &DumpArgs) -> Result<()> {
             print(&text)
         }
     } else if json {
-        print_json(&dump_json(&a, &pins))
+        print_json(&dump_json(&a, &s.pins))
     } else {
-        print(&dump_table(&a, &pins))
+        print(&dump_table(&a, &s.pins))
     }
 }
 
@@ -98,73 +96,53 @@ struct GetJson {
     expire_at: Option<u32>,
 }
 
-fn get(args: &GetArgs) -> Result<()> {
-    let crypt = args.crypt.to_opts()?;
-    let key = if args.key_hex {
-        parse_hex(&args.key).map_err(|e| Error::BadArgument(format!("KEY: {e}")))?
-    } else {
-        args.key.as_bytes().to_vec()
-    };
-    let now = args.now.unwrap_or_else(now_secs);
-    let a = Analysis::open(&args.path, &crypt, now)?;
-    let Some(rec) = a.live_value(&key) else {
+fn get(s: &GetSettings) -> Result<()> {
+    let (key, now) = (&s.key, s.now);
+    let a = Analysis::open(&s.path, &s.crypt, now)?;
+    let Some(rec) = a.live_value(key) else {
         if let Some(r) = a
             .records
             .iter()
             .rev()
-            .find(|r| r.key == key && r.status == Status::Expired)
+            .find(|r| r.key == *key && r.status == Status::Expired)
         {
             return Err(Error::BadArgument(format!(
                 "{}: key {:?} expired at {} (now {now}; pass --now to read it as of an earlier time)",
-                args.path.display(),
-                key_lossy(&key),
+                s.path.display(),
+                key_lossy(key),
                 r.expire_at.unwrap_or(0)
             )));
         }
         return Err(Error::KeyNotFound {
-            path: args.path.clone(),
-            key: key_lossy(&key),
+            path: s.path.clone(),
+            key: key_lossy(key),
         });
     };
-    let value = decode_as(args.ty, &rec.payload).ok_or_else(|| Error::NoValueAs {
-        path: args.path.clone(),
-        key: key_lossy(&key),
-        ty: args.ty.to_string(),
+    let value = decode_as(s.ty, &rec.payload).ok_or_else(|| Error::NoValueAs {
+        path: s.path.clone(),
+        key: key_lossy(key),
+        ty: s.ty.to_string(),
     })?;
-    if args.json {
+    if s.json {
         return print_json(&GetJson {
-            key: key_lossy(&key),
-            key_hex: hex(&key),
-            ty: args.ty.name(),
+            key: key_lossy(key),
+            key_hex: hex(key),
+            ty: s.ty.name(),
             value,
             expire_at: rec.expire_at,
         });
     }
     let text = match &value {
         Val::Str(s) => s.clone(),
-        Val::List(_) => {
-            serde_json::to_string(&value).map_err(|e| Error::BadArgument(e.to_string()))?
-        }
+        Val::List(_) => serde_json::to_string(&value).map_err(Error::Serialize)?,
         other => other.to_string(),
     };
     print(&format!("{text}\n"))
 }
 
-/// The meta file for a path: `PATH.crc`, or PATH itself when it already ends with `.crc`.
-pub fn meta_path(path: &Path) -> PathBuf {
-    if path.extension().is_some_and(|e| e == "crc") {
-        path.to_path_buf()
-    } else {
-        let mut p = path.as_os_str().to_owned();
-        p.push(".crc");
-        PathBuf::from(p)
-    }
-}
-
-fn meta(args: &MetaArgs) -> Result<()> {
-    let p = meta_path(&args.path);
-    let bytes = std::fs::read(&p).map_err(|source| Error::Io {
-        path: p.clone(),
+fn meta(s: &MetaSettings) -> Result<()> {
+    let bytes = std::fs::read(&s.meta).map_err(|source| Error::Io {
+        path: s.meta.clone(),
         source,
     })?;
     // As the official library reads it: a short file zero-filled.
@@ -172,8 +150,7 @@ fn meta(args: &MetaArgs) -> Result<()> {
     let mut j = FullMetaJson::new(&m);
     j.meta_file_len = bytes.len();
     // The region the official loader would choose, when the data file is there.
-    let data_path = p.with_extension("");
-    if let Ok(data) = std::fs::read(&data_path) {
+    if let Ok(data) = std::fs::read(&s.data) {
         if let Ok(found) =
             mmkv_reader::locate::locate(&m, data.as_slice(), mmkv_reader::locate::Rules::official())
         {
@@ -181,40 +158,27 @@ fn meta(args: &MetaArgs) -> Result<()> {
             j.region_problem = found.location.problem.map(|p| p.to_string());
         }
     }
-    if args.json {
+    if s.json {
         print_json(&j)
     } else {
         print(&j.text())
     }
 }
 
-fn watch(args: &WatchArgs) -> Result<()> {
-    let crypt = args.crypt.to_opts()?;
-    if args.interval_ms == 0 {
-        return Err(Error::BadArgument(
-            "--interval-ms must be at least 1".into(),
-        ));
-    }
-    crate::watch::watch(
-        &args.path,
-        &crypt,
-        Duration::from_millis(args.interval_ms),
-        args.duration_ms.map(Duration::from_millis),
-    )
+fn watch(s: &WatchSettings) -> Result<()> {
+    crate::watch::watch(&s.path, &s.crypt, s.interval, s.duration)
 }
 
-fn scan(args: &ScanArgs) -> Result<()> {
-    let crypt = args.crypt.to_opts()?;
-    let s = crate::scan::scan(&args.dir, &crypt, now_secs())?;
-    if let Some(d) = args.format.and_then(Delimited::of) {
-        for w in &s.walk_errors {
-            eprintln!("mmkv: cannot list {}: {}", w.path, w.error);
+fn scan(s: &ScanSettings) -> Result<()> {
+    let scan = crate::scan::scan(&s.dir, &s.crypt, s.now)?;
+    match s.output {
+        Output::Delimited(d) => {
+            for w in &scan.walk_errors {
+                eprintln!("mmkv: cannot list {}: {}", w.path, w.error);
+            }
+            print(&tabular::scan_delimited(d, &scan))
         }
-        return print(&tabular::scan_delimited(d, &s));
-    }
-    if args.json || args.format == Some(Format::Json) {
-        print_json(&s)
-    } else {
-        print(&crate::scan::scan_table(&s))
+        Output::Json => print_json(&scan),
+        Output::Table => print(&crate::scan::scan_table(&scan)),
     }
 }

@@ -105,6 +105,9 @@ pub enum Error {
         /// The requested type.
         ty: String,
     },
+    /// The output could not be serialized (JSON).
+    #[error("cannot write the output as JSON: {0}")]
+    Serialize(#[source] serde_json::Error),
     /// A command-line argument is malformed (bad hex, bad `--type` pin, ...).
     #[error("{0}")]
     BadArgument(String),

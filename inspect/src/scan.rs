@@ -109,9 +109,8 @@ pub fn find_stores(dir: &Path) -> Result<(Vec<PathBuf>, Vec<WalkError>)> {
         for name in &files {
             let Some(text) = name.to_str() else {
                 // Non-UTF-8 names: a store only if its `.crc` sibling exists.
-                let mut crc = name.clone();
-                crc.push(".crc");
-                if files.contains(&crc) {
+                let crc = mmkv_reader::meta_path(Path::new(name));
+                if files.contains(crc.as_os_str()) {
                     stores.insert(d.join(name));
                 }
                 continue;

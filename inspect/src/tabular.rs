@@ -201,8 +201,8 @@ pub fn version_guess(path: &Path, plaintext: bool) -> (Option<u32>, String) {
         .file
         .get(..4)
         .map_or(0, |h| u32::from_le_bytes([h[0], h[1], h[2], h[3]]));
-    let holder = if plaintext && !raw.region.is_empty() {
-        holder_len(&raw.region).ok()
+    let holder = if plaintext && !raw.region().is_empty() {
+        holder_len(raw.region()).ok()
     } else {
         None
     };

@@ -87,24 +87,10 @@ pub fn now_secs() -> u32 {
 
 /// Epoch seconds as a UTC date and time, `YYYY-MM-DD HH:MM:SSZ` (proleptic Gregorian calendar).
 pub fn utc(secs: u32) -> String {
-    let days = i64::from(secs / 86_400);
-    let rem = secs % 86_400;
-    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    // Every u32 is a valid timestamp (1970..2106), so the fallback never shows.
+    jiff::Timestamp::from_second(i64::from(secs))
+        .map(|t| t.strftime("%Y-%m-%d %H:%M:%SZ").to_string())
+        .unwrap_or_else(|_| format!("{secs} (epoch seconds)"))
 }
 
 #[cfg(test)]

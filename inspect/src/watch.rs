@@ -81,7 +81,7 @@ pub fn diff(old: &State, new: &State, sequence: u32) -> Option<ChangeJson> {
 
 /// Writes one JSON line and flushes. `Ok(false)`: stdout is closed (stop quietly).
 fn emit<T: Serialize>(value: &T) -> Result<bool> {
-    let line = serde_json::to_string(value).map_err(|e| Error::BadArgument(e.to_string()))?;
+    let line = serde_json::to_string(value).map_err(Error::Serialize)?;
     let mut out = std::io::stdout().lock();
     match writeln!(out, "{line}").and_then(|_| out.flush()) {
         Ok(()) => Ok(true),

@@ -121,6 +121,17 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+    /// A writer kept changing the store while it was read without the lock (the lock stayed
+    /// taken past the timeout): no consistent view was had. Not a fault of the file; a
+    /// [`Store`](crate::Store) keeps serving its previous snapshot, counts the attempt in
+    /// [`ReloadStats::busy`](crate::ReloadStats::busy) and tries again on the next read.
+    #[error(
+        "a writer kept changing the store during {attempts} reads without the lock; try again"
+    )]
+    Busy {
+        /// Optimistic reads tried.
+        attempts: u32,
+    },
 }
 
 impl Error {

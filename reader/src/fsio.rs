@@ -108,11 +108,28 @@ fn read_some_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usi
 /// is [`Error::Truncated`]. Callers bound `len` by the file length first, so a corrupt size
 /// field never causes a huge allocation.
 pub(crate) fn read_at(file: &File, path: &Path, offset: u64, len: usize) -> Result<Vec<u8>> {
-    let mut buf = vec![0u8; len];
-    advise_huge_pages(&mut buf);
-    let end = offset + len as u64;
-    fill(file, path, &mut buf, offset, end, |_| {})?;
+    let mut buf = Vec::new();
+    read_at_into(file, path, offset, len, &mut buf)?;
     Ok(buf)
+}
+
+/// [`read_at`] into `buf`: its content is replaced by the `len` bytes, its allocation reused
+/// when it is large enough (a reused buffer's pages are already mapped: no page faults).
+pub(crate) fn read_at_into(
+    file: &File,
+    path: &Path,
+    offset: u64,
+    len: usize,
+    buf: &mut Vec<u8>,
+) -> Result<()> {
+    if buf.capacity() < len {
+        *buf = vec![0u8; len];
+        advise_huge_pages(buf);
+    } else {
+        // Only bytes past the current length are zeroed; all are overwritten below.
+        buf.resize(len, 0);
+    }
+    fill(file, path, buf, offset, offset + len as u64, |_| {})
 }
 
 /// Reads below this size are done by the calling thread alone.
@@ -400,8 +417,9 @@ impl crate::locate::ReadAt for DataFile<'_> {
     }
 }
 
-/// The meta path of a store: `PATH.crc`.
-pub(crate) fn meta_path(data: &Path) -> std::path::PathBuf {
+/// The meta file of the store whose data file is `data`: `data` with `.crc` appended
+/// (`mmkv.default` → `mmkv.default.crc`), as the official library names it.
+pub fn meta_path(data: &Path) -> std::path::PathBuf {
     let mut s = data.as_os_str().to_owned();
     s.push(".crc");
     s.into()

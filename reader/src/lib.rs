@@ -118,11 +118,14 @@ pub mod raw;
 pub mod records;
 mod snapshot;
 mod store;
+#[cfg(feature = "test-support")]
+pub mod test_support;
 pub mod varint;
 
 pub use clock::{Clock, FixedClock, ManualClock, SystemClock};
 pub use cryptkey::CryptKey;
 pub use error::{Error, Result};
+pub use fsio::meta_path;
 pub use load::{ReadSync, RegionSource};
 pub use snapshot::{KeyHasher, Snapshot, SnapshotData, SnapshotRef};
 pub use store::{load_bytes, Options, ReloadKind, ReloadStats, Store};

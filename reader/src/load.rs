@@ -203,11 +203,16 @@ pub(crate) fn consistent<T>(
         return load(&meta).map(|t| (t, ReadSync::Locked));
     }
     let mut attempt = 0;
+    // Whether the meta changed at any point of these attempts: the writer was active.
+    let mut seen: Option<Vec<u8>> = None;
+    let mut changed = false;
     loop {
         attempt += 1;
         let before = read_meta()?;
+        changed |= seen.as_ref().is_some_and(|s| *s != before);
         let result = load(&before);
         let after = read_meta()?;
+        changed |= after != before;
         let last = attempt >= OPTIMISTIC_ATTEMPTS;
         let retry = if before != after {
             true
@@ -216,9 +221,15 @@ pub(crate) fn consistent<T>(
         };
         if !retry || last {
             // Even on the last attempt the result is CRC-checked against the meta it was
-            // located with, so a meta that kept changing cannot yield a torn region.
+            // located with, so a meta that kept changing cannot yield a torn region; a failure
+            // while the meta changed during these attempts is the writer's activity, not the
+            // file's fault (the next read tries again and judges a still file).
+            if changed && result.is_err() {
+                return Err(Error::Busy { attempts: attempt });
+            }
             return result.map(|t| (t, ReadSync::Unlocked));
         }
+        seen = Some(after);
         std::thread::sleep(Duration::from_millis(u64::from(attempt)));
     }
 }

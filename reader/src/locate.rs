@@ -217,6 +217,14 @@ pub struct Location {
 }
 
 impl Location {
+    /// The region's bytes in `data`, the data file this location was decided on, when they
+    /// all lie inside it; `None` when the region runs past the end of the file (where the
+    /// official mapping reads zeros).
+    pub fn in_file<'a>(&self, data: &'a [u8]) -> Option<&'a [u8]> {
+        let end = HEADER_LEN.checked_add(usize::try_from(self.size).ok()?)?;
+        data.get(HEADER_LEN..end)
+    }
+
     /// The region must be decoded greedily (records up to the first one that does not
     /// parse, see [`greedy_len`]) rather than all-or-nothing.
     pub fn greedy(&self) -> bool {
@@ -351,48 +359,106 @@ fn read_mapped_crc<D: ReadAt + ?Sized>(
 /// source never fails. Memory use is bounded by the data's length.
 pub fn locate<D: ReadAt + ?Sized>(meta: &MetaInfo, data: &D, rules: Rules) -> Result<Located> {
     let file_len = data.len()?;
-    let mapped_size = rules.mapped_size(file_len);
     let header_bytes = read_mapped(data, file_len, 0, HEADER_LEN as u64)?;
     let mut h = [0u8; HEADER_LEN];
     h.copy_from_slice(&header_bytes);
-    let header = u32::from_le_bytes(h);
+    // The first region read with its CRC (the actual size's, kept for `Strategy::Recover`)
+    // and the latest.
+    let mut first: Option<(Vec<u8>, u32)> = None;
+    let mut latest: Option<(Vec<u8>, u32)> = None;
+    let location = decide(meta, file_len, u32::from_le_bytes(h), rules, |size| {
+        let (bytes, crc) = read_mapped_crc(data, file_len, HEADER_LEN as u64, size)?;
+        let slot = if first.is_none() {
+            &mut first
+        } else {
+            &mut latest
+        };
+        *slot = Some((bytes, crc));
+        Ok(crc)
+    })?;
+    let region = if location.source == Source::Discarded {
+        Vec::new()
+    } else {
+        [latest, first]
+            .into_iter()
+            .flatten()
+            .find(|(r, crc)| r.len() as u64 == location.size && *crc == location.crc)
+            .map(|(r, _)| r)
+            .unwrap_or_default()
+    };
+    Ok(Located { location, region })
+}
+
+/// [`locate`] on a data file held in memory, without copying the region: the decision only.
+/// The region is `data[4 .. 4 + location.size]`, zero-filled past the end of `data` (see
+/// [`Location::in_file`]).
+pub fn locate_in(meta: &MetaInfo, data: &[u8], rules: Rules) -> Location {
+    let file_len = data.len() as u64;
+    let mut h = [0u8; HEADER_LEN];
+    let n = data.len().min(HEADER_LEN);
+    h[..n].copy_from_slice(&data[..n]);
+    let crc_of = |size: u64| -> std::result::Result<u32, std::convert::Infallible> {
+        let body = data.get(HEADER_LEN..).unwrap_or_default();
+        let real = body.len().min(usize::try_from(size).unwrap_or(usize::MAX));
+        let mut hasher = crc32fast::Hasher::new();
+        hasher.update(&body[..real]);
+        let mut zeros = size - real as u64;
+        const ZEROS: [u8; 4096] = [0; 4096];
+        while zeros > 0 {
+            let n = zeros.min(ZEROS.len() as u64);
+            hasher.update(&ZEROS[..n as usize]);
+            zeros -= n;
+        }
+        Ok(hasher.finalize())
+    };
+    match decide(meta, file_len, u32::from_le_bytes(h), rules, crc_of) {
+        Ok(l) => l,
+        Err(never) => match never {},
+    }
+}
+
+/// The decision of [`locate`] for a data file of `file_len` bytes whose 4-byte header reads
+/// `header`; `crc_of(size)` is the CRC-32 of the region of `size` bytes after the header
+/// (zero-filled past the end of the file), called only for sizes that fit the mapped file.
+fn decide<E>(
+    meta: &MetaInfo,
+    file_len: u64,
+    header: u32,
+    rules: Rules,
+    mut crc_of: impl FnMut(u64) -> std::result::Result<u32, E>,
+) -> std::result::Result<Location, E> {
+    let mapped_size = rules.mapped_size(file_len);
     let actual = if meta.has_actual_size() {
         meta.actual_size
     } else {
         header
     };
     let fits = |size: u32| size as u64 + HEADER_LEN as u64 <= mapped_size;
-    let read = |size: u64| -> Result<(Vec<u8>, u32)> {
-        read_mapped_crc(data, file_len, HEADER_LEN as u64, size)
-    };
     let fallbacks_tried = meta.has_actual_size();
-    let done = |source, region: Vec<u8>, crc, crc_ok, problem| Located {
-        location: Location {
-            source,
-            size: region.len() as u64,
-            crc_ok,
-            crc,
-            actual_size: actual,
-            problem,
-            fallbacks_tried,
-            file_len,
-            mapped_size,
-        },
-        region,
+    let done = |source, size: u64, crc, crc_ok, problem| Location {
+        source,
+        size,
+        crc_ok,
+        crc,
+        actual_size: actual,
+        problem,
+        fallbacks_tried,
+        file_len,
+        mapped_size,
     };
 
-    let mut actual_region = None;
+    let mut actual_crc = None;
     let problem = if fits(actual) {
-        let (bytes, crc) = read(actual as u64)?;
+        let crc = crc_of(actual as u64)?;
         if crc == meta.crc_digest {
             let source = if meta.has_actual_size() {
                 Source::Meta
             } else {
                 Source::Header
             };
-            return Ok(done(source, bytes, crc, true, None));
+            return Ok(done(source, actual as u64, crc, true, None));
         }
-        actual_region = Some((bytes, crc));
+        actual_crc = Some(crc);
         Problem::CrcMismatch {
             size: actual,
             expected: meta.crc_digest,
@@ -407,29 +473,44 @@ pub fn locate<D: ReadAt + ?Sized>(meta: &MetaInfo, data: &D, rules: Rules) -> Re
 
     if fallbacks_tried {
         if header != actual && fits(header) {
-            let (bytes, crc) = read(header as u64)?;
+            let crc = crc_of(header as u64)?;
             if crc == meta.crc_digest {
-                return Ok(done(Source::Header, bytes, crc, true, Some(problem)));
+                return Ok(done(
+                    Source::Header,
+                    header as u64,
+                    crc,
+                    true,
+                    Some(problem),
+                ));
             }
         }
         let last = meta.last_confirmed_size;
         if fits(last) {
-            let (bytes, crc) = read(last as u64)?;
+            let crc = crc_of(last as u64)?;
             if crc == meta.last_confirmed_crc {
-                return Ok(done(Source::LastConfirmed, bytes, crc, true, Some(problem)));
+                return Ok(done(
+                    Source::LastConfirmed,
+                    last as u64,
+                    crc,
+                    true,
+                    Some(problem),
+                ));
             }
         }
     }
 
     match rules.strategy {
-        Strategy::Discard => Ok(done(Source::Discarded, Vec::new(), 0, false, Some(problem))),
+        Strategy::Discard => Ok(done(Source::Discarded, 0, 0, false, Some(problem))),
         Strategy::Recover => {
-            let (bytes, crc) = match actual_region {
-                Some(r) => r,
+            let (size, crc) = match actual_crc {
+                Some(crc) => (actual as u64, crc),
                 // "make sure we don't over read the file": everything after the header
-                None => read(mapped_size - HEADER_LEN as u64)?,
+                None => {
+                    let size = mapped_size - HEADER_LEN as u64;
+                    (size, crc_of(size)?)
+                }
             };
-            Ok(done(Source::Recovered, bytes, crc, false, Some(problem)))
+            Ok(done(Source::Recovered, size, crc, false, Some(problem)))
         }
     }
 }
@@ -571,6 +652,55 @@ mod tests {
         assert_eq!(Rules::official().mapped_size(4096), 4096);
         assert_eq!(Rules::official().mapped_size(4097), 8192);
         assert_eq!(Rules::official().with_page_size(0).mapped_size(5), 5);
+    }
+
+    /// `locate_in` (in memory, no copy) makes `locate`'s decision in every case above, and the
+    /// region `locate` copies is the file's bytes there, zero-filled past the end.
+    #[test]
+    fn locate_in_agrees_with_locate() {
+        let crc = crc32fast::hash(REGION);
+        let short_crc = crc32fast::hash(&REGION[..5]);
+        let n = REGION.len() as u32;
+        let metas = [
+            meta(4, crc, n, (0, 0)),
+            meta(2, crc, 999, (0, 0)),
+            meta(2, crc ^ 1, 0, (n, crc)),
+            meta(4, crc, 5, (0, 0)),
+            meta(4, 7, 1 << 20, (5, short_crc)),
+            meta(4, 7, n, (3, 3)),
+            meta(4, 7, 1 << 30, (3, 3)),
+            meta(
+                4,
+                crc32fast::hash(&[REGION, &[0; 3]].concat()),
+                n + 3,
+                (0, 0),
+            ),
+            parse_meta(&[]),
+        ];
+        let datas = [
+            data(0, REGION, 4096),
+            data(n, REGION, 4096),
+            data(0, REGION, 0),
+            data(n, REGION, 4100),
+            vec![],
+            vec![1, 0],
+        ];
+        let mut cases = 0;
+        for m in &metas {
+            for d in &datas {
+                for rules in [Rules::official(), Rules::recover()] {
+                    let l = locate(m, d.as_slice(), rules).unwrap();
+                    assert_eq!(locate_in(m, d, rules), l.location, "{m:?} {d:?} {rules:?}");
+                    let mut want = d.get(HEADER_LEN..).unwrap_or_default().to_vec();
+                    want.resize(l.location.size as usize, 0);
+                    assert_eq!(l.region, want);
+                    let inside = HEADER_LEN + l.region.len() <= d.len();
+                    assert_eq!(l.location.in_file(d), inside.then_some(&want[..]));
+                    cases += 1;
+                }
+            }
+        }
+        assert_eq!(cases, 108);
     }
 
     #[test]

@@ -8,10 +8,10 @@ use crate::cryptkey::CryptKey;
 use crate::crypto::{default_iv, normalize_key};
 use crate::error::{Error, Result};
 use crate::fsio::{
-    file_len, meta_path, open_regular, read_at, read_prefix, Which, DEFAULT_LOCK_TIMEOUT,
+    file_len, meta_path, open_regular, read_at_into, read_prefix, Which, DEFAULT_LOCK_TIMEOUT,
 };
 use crate::load::{consistent, ReadSync, HEADER};
-use crate::locate::{locate, parse_meta, Location, Rules, Strategy};
+use crate::locate::{locate_in, parse_meta, Location, Rules, Strategy};
 use crate::meta::{MetaInfo, META_SIZE};
 
 /// A store as read for forensics.
@@ -21,10 +21,8 @@ pub struct RawStore {
     pub meta: MetaInfo,
     /// The whole data file.
     pub file: Vec<u8>,
-    /// The located region (`location.size` bytes from data-file byte 4, zero-filled past the
-    /// end of the file as the official mapping is), decrypted when a key was given; empty
-    /// when the official loader discards the content.
-    pub region: Vec<u8>,
+    /// The located region, see [`RawStore::region`].
+    region: Region,
     /// Offset of the region in `file` (always 4).
     pub region_offset: usize,
     /// The region size (`location.size`).
@@ -40,7 +38,27 @@ pub struct RawStore {
     pub meta_len: Option<usize>,
 }
 
+/// Where a [`RawStore`]'s region is: in the file buffer (plaintext, inside the file) or a
+/// copy (decrypted, or zero-filled past the end of the file).
+#[derive(Debug, Clone)]
+enum Region {
+    /// `file[HEADER .. HEADER + len]`.
+    InFile(usize),
+    /// A copy.
+    Owned(Vec<u8>),
+}
+
 impl RawStore {
+    /// The located region (`location.size` bytes from data-file byte 4, zero-filled past the
+    /// end of the file as the official mapping is), decrypted when a key was given; empty
+    /// when the official loader discards the content.
+    pub fn region(&self) -> &[u8] {
+        match &self.region {
+            Region::InFile(len) => self.file.get(HEADER..HEADER + len).unwrap_or_default(),
+            Region::Owned(v) => v,
+        }
+    }
+
     /// The meta file is shorter than the meta structure (or missing) and was read zero-filled.
     pub fn meta_short(&self) -> bool {
         self.meta_len.is_none_or(|n| n < META_SIZE)
@@ -98,26 +116,46 @@ pub fn read_raw(path: &Path, crypt_key: Option<&[u8]>, aes256: bool) -> Result<R
 /// Errors: missing meta (default strategy), missing data file, a directory or special file,
 /// I/O.
 pub fn read_store(path: &Path, opts: &RawOptions) -> Result<RawStore> {
+    read_store_reusing(path, opts, Vec::new())
+}
+
+/// [`read_store`] reading the data file into `buffer`'s allocation (its content is replaced;
+/// [`RawStore::file`] is that buffer). A caller reading many stores passes the previous
+/// store's `file` back: a reused buffer's memory is already mapped, so a large file costs no
+/// page faults.
+pub fn read_store_reusing(path: &Path, opts: &RawOptions, buffer: Vec<u8>) -> Result<RawStore> {
     let mpath = meta_path(path);
-    let load = |mbytes: &[u8]| -> Result<RawStore> {
+    let mut buffer = Some(buffer);
+    let mut load = |mbytes: &[u8]| -> Result<RawStore> {
         let meta = parse_meta(mbytes);
         let dfile = open_regular(path, Which::Data)?;
         let len = file_len(&dfile, path)?;
         let len = usize::try_from(len).map_err(|_| Error::DataTooShort { len })?;
-        let file = read_at(&dfile, path, 0, len)?;
-        let found = locate(&meta, file.as_slice(), opts.rules)?;
-        let mut region = found.region;
-        if let Some(key) = &opts.key {
-            key.decrypt(&key.iv_for(&meta), &mut region);
-        }
+        let mut file = buffer.take().unwrap_or_default();
+        read_at_into(&dfile, path, 0, len, &mut file)?;
+        let location = locate_in(&meta, &file, opts.rules);
+        let region = match (location.in_file(&file), &opts.key) {
+            (Some(r), None) => Region::InFile(r.len()),
+            (in_file, key) => {
+                // Zero-filled past the end of the file, as the official mapping reads it.
+                let mut region = in_file
+                    .map(<[u8]>::to_vec)
+                    .unwrap_or_else(|| file.get(HEADER..).unwrap_or_default().to_vec());
+                region.resize(location.size as usize, 0);
+                if let Some(key) = key {
+                    key.decrypt(&key.iv_for(&meta), &mut region);
+                }
+                Region::Owned(region)
+            }
+        };
         Ok(RawStore {
             meta,
             file,
             region,
             region_offset: HEADER,
-            actual_size: found.location.size as usize,
-            crc_ok: found.location.crc_ok,
-            location: found.location,
+            actual_size: location.size as usize,
+            crc_ok: location.crc_ok,
+            location,
             sync: ReadSync::Locked,
             meta_len: Some(mbytes.len()),
         })
@@ -141,4 +179,52 @@ pub fn read_store(path: &Path, opts: &RawOptions) -> Result<RawStore> {
     )?;
     raw.sync = sync;
     Ok(raw)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::locate::locate;
+
+    fn corpus(name: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../corpus/v2.4.2")
+            .join(name)
+    }
+
+    /// The region is what `locate` copies out of the file (decrypted with the key), whatever
+    /// buffer the read reuses: larger and full of other bytes, smaller, or none.
+    #[test]
+    fn region_matches_locate_with_any_reused_buffer() {
+        let mut checked = 0;
+        for (name, key) in [
+            ("plain", None),
+            ("trimmed", None),
+            ("empty", None),
+            ("aes128", Some(&b"mmkv-conformance"[..])),
+        ] {
+            let path = corpus(name);
+            let file = std::fs::read(&path).unwrap();
+            let meta = parse_meta(&std::fs::read(meta_path(&path)).unwrap());
+            let opts = RawOptions {
+                key: key.and_then(|k| CryptKey::new(k, false)),
+                ..RawOptions::default()
+            };
+            let want = locate(&meta, file.as_slice(), opts.rules).unwrap();
+            let mut region = want.region.clone();
+            if let Some(k) = &opts.key {
+                k.decrypt(&k.iv_for(&meta), &mut region);
+            }
+            for buffer in [Vec::new(), vec![0xa5; file.len() * 2 + 100], vec![7; 3]] {
+                let raw = read_store_reusing(&path, &opts, buffer).unwrap();
+                assert_eq!(raw.file, file, "{name}");
+                assert_eq!(raw.location, want.location, "{name}");
+                assert_eq!(raw.region(), region.as_slice(), "{name}");
+                let parsed = crate::records::records(raw.region()).map_while(|r| r.ok());
+                assert_eq!(parsed.count() > 0, name != "empty", "{name}");
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 12);
+    }
 }

@@ -121,8 +121,13 @@ pub struct ReloadStats {
     pub full: u64,
     /// Successful partial (append-only) reloads.
     pub partial: u64,
-    /// Failed reload attempts.
+    /// Failed reload attempts (a file that does not load; the previous snapshot keeps
+    /// serving).
     pub failed: u64,
+    /// Reloads put off because a writer kept changing the store while it was read without
+    /// the lock ([`Error::Busy`]); the previous snapshot kept serving and the next read tried
+    /// again. Not failures.
+    pub busy: u64,
     /// Data-file bytes read by reloads (not counting the initial open). A partial reload reads
     /// only the 4-byte header and the appended bytes.
     pub bytes_read: u64,
@@ -173,6 +178,7 @@ pub struct Store {
     full: AtomicU64,
     partial: AtomicU64,
     failed: AtomicU64,
+    busy: AtomicU64,
     bytes_read: AtomicU64,
     unlocked: AtomicU64,
 }
@@ -276,6 +282,7 @@ impl Store {
             full: AtomicU64::new(0),
             partial: AtomicU64::new(0),
             failed: AtomicU64::new(0),
+            busy: AtomicU64::new(0),
             bytes_read: AtomicU64::new(0),
             unlocked: AtomicU64::new(0),
         };
@@ -364,6 +371,7 @@ impl Store {
             full: self.full.load(Ordering::Relaxed),
             partial: self.partial.load(Ordering::Relaxed),
             failed: self.failed.load(Ordering::Relaxed),
+            busy: self.busy.load(Ordering::Relaxed),
             bytes_read: self.bytes_read.load(Ordering::Relaxed),
             unlocked: self.unlocked.load(Ordering::Relaxed),
         }
@@ -465,6 +473,11 @@ impl Store {
                 }
                 .fetch_add(1, Ordering::Relaxed);
                 Ok(true)
+            }
+            Err((e @ Error::Busy { .. }, _)) => {
+                // Not remembered as a failure: the next read tries again.
+                self.busy.fetch_add(1, Ordering::Relaxed);
+                Err(e)
             }
             Err((e, t)) => {
                 st.failed = Some((t, e.clone()));

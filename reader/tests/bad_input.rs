@@ -4,42 +4,20 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::path::Path;
 use std::sync::Arc;
 
 use common::*;
+use mmkv_reader::test_support::CountingAlloc;
 use mmkv_reader::{Error, FixedClock, Options, RegionSource, Store};
 
-/// Tracks the largest single allocation made by the current thread.
-struct Tracking;
-
-thread_local! {
-    static MAX_ALLOC: Cell<usize> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for Tracking {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let _ = MAX_ALLOC.try_with(|m| m.set(m.get().max(l.size())));
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        let _ = MAX_ALLOC.try_with(|m| m.set(m.get().max(n)));
-        unsafe { System.realloc(p, l, n) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Tracking = Tracking;
+static GLOBAL: CountingAlloc = CountingAlloc::new();
 
 fn max_alloc_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    MAX_ALLOC.with(|m| m.set(0));
+    test_support::reset_thread_largest();
     let r = f();
-    (r, MAX_ALLOC.with(|m| m.get()))
+    (r, test_support::thread_largest())
 }
 
 fn opts() -> Options {

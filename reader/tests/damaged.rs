@@ -89,7 +89,7 @@ fn stale_meta_size_reads_the_header_region() {
 
         let raw = read_store(&p, &RawOptions::default()).unwrap();
         assert_eq!(raw.location, loc);
-        assert_eq!(raw.region.len(), read_u32(&p, 0) as usize);
+        assert_eq!(raw.region().len(), read_u32(&p, 0) as usize);
     }
 }
 
@@ -228,7 +228,7 @@ fn missing_empty_and_short_meta() {
     .unwrap();
     assert_eq!(raw.sync, ReadSync::NoMetaFile);
     assert_eq!(raw.location.source, Source::Recovered);
-    assert_eq!(raw.region.len() as u64, want_size(&d));
+    assert_eq!(raw.region().len() as u64, want_size(&d));
 
     // v2.4+: the header is 0, so there is nothing to recover by
     let (_, d) = files(&corpus().join("v2.4.2/plain"));

@@ -1,7 +1,12 @@
 //! Edges written to kill mutants that `cargo mutants` found surviving the other tests (see
 //! README, "Mutation testing"): the meta length each version needs (exactly enough parses, one
 //! byte less does not), a stored value of exactly the 4-byte expire suffix, the offset a CFB
-//! resume error names, the meta length a `Store` needs, `Store::contains` / `meta`, and what `Debug` / `Display` show.
+//! resume error names, the meta length a `Store` needs, `Store::contains` / `meta`, what `Debug` /
+//! `Display` show, `SnapshotData::entries` of an expiring store, the snapshot's own counters
+//! (levels, chunks, retained bytes) after a full and a partial load, what `ReadSync::describe`
+//! says, and the error for a data file of exactly its header.
+
+mod common;
 
 use mmkv_reader::meta::{needed_len, MetaInfo, META_SIZE, OFF_FLAGS, OFF_IV, OFF_SEQUENCE};
 use mmkv_reader::records::split_expire;
@@ -165,4 +170,161 @@ fn store_contains_and_meta_match_its_snapshot() {
     assert!(!store.contains(b"no such key"));
     assert_eq!(store.meta(), *snap.meta());
     assert_ne!(store.meta().version, 0);
+}
+
+/// Now for the expiring stores below.
+const NOW: u32 = 2_000_000_000;
+
+/// A stored value with the 4-byte expire suffix (`t` = 0: never expires).
+fn expiring(payload: &[u8], t: u32) -> Vec<u8> {
+    let mut v = common::lp(payload);
+    v.extend_from_slice(&t.to_le_bytes());
+    v
+}
+
+#[test]
+fn entries_of_an_expiring_store_are_its_live_keys_with_their_expire_times() {
+    use mmkv_reader::meta::FLAG_KEY_EXPIRE;
+    use mmkv_reader::{FixedClock, Options, Store};
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("expiring");
+    let recs: [(&[u8], Vec<u8>); 5] = [
+        (b"never", expiring(b"n", 0)),
+        (b"later", expiring(b"l", NOW + 100)),
+        (b"next-second", expiring(b"s", NOW + 1)),
+        (b"now", expiring(b"x", NOW)),
+        (b"earlier", expiring(b"e", NOW - 100)),
+    ];
+    let refs: Vec<(&[u8], &[u8])> = recs.iter().map(|(k, v)| (*k, &v[..])).collect();
+    common::write_plain_store(
+        &p,
+        &refs,
+        common::MetaSpec {
+            flags: FLAG_KEY_EXPIRE,
+            ..common::MetaSpec::default()
+        },
+    );
+    let st = Store::open(
+        &p,
+        Options::new().clock(std::sync::Arc::new(FixedClock(NOW))),
+    )
+    .unwrap();
+    let snap = st.snapshot();
+    assert!(snap.key_expire());
+    let mut got: Vec<(Vec<u8>, Vec<u8>, u32)> = snap
+        .entries()
+        .map(|(k, v, t)| (k.to_vec(), v.to_vec(), t))
+        .collect();
+    got.sort();
+    // a key expires at its expire time: "now" and "earlier" are gone, "never" (0) stays
+    let want: Vec<(Vec<u8>, Vec<u8>, u32)> = vec![
+        (b"later".to_vec(), common::lp(b"l"), NOW + 100),
+        (b"never".to_vec(), common::lp(b"n"), 0),
+        (b"next-second".to_vec(), common::lp(b"s"), NOW + 1),
+    ];
+    assert_eq!(got, want);
+    // the same live set and times as the other getters
+    for (k, v, t) in &want {
+        assert_eq!(snap.expire_at(k), Some(*t));
+        assert_eq!(snap.raw_value(k), Some(&v[..]));
+    }
+    assert_eq!(snap.len(), want.len());
+    assert_eq!(snap.expire_at("now"), None);
+    assert_eq!(snap.expire_at("earlier"), None);
+}
+
+#[test]
+fn snapshot_handles_show_meta_and_key_count() {
+    use mmkv_reader::{Options, Store};
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("shown");
+    common::write_plain_store(
+        &p,
+        &[(b"a", &common::lp(b"1")), (b"b", &common::lp(b"2"))],
+        common::MetaSpec {
+            sequence: 31,
+            ..common::MetaSpec::default()
+        },
+    );
+    let st = Store::open(&p, Options::new()).unwrap();
+    let owned = format!("{:?}", st.snapshot());
+    let view = format!("{:?}", st.view());
+    for (shown, name) in [(&owned, "Snapshot {"), (&view, "SnapshotRef {")] {
+        assert!(shown.starts_with(name), "{shown}");
+        for part in ["meta: MetaInfo", "sequence: 31", "len: 2", "levels: 1"] {
+            assert!(shown.contains(part), "{part} not in {shown}");
+        }
+    }
+}
+
+/// `levels`, `chunks` and `retained_bytes` as documented: one level and one buffer (the region)
+/// after a full load, more after a partial reload, and the buffers hold the region's bytes.
+#[test]
+fn snapshot_counters_after_full_and_partial_loads() {
+    use mmkv_reader::{Options, ReloadKind, Store};
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("counted");
+    let base: Vec<(Vec<u8>, Vec<u8>)> = (0..64u32)
+        .map(|i| {
+            (
+                format!("key-{i:02}").into_bytes(),
+                common::lp(b"base value"),
+            )
+        })
+        .collect();
+    let refs: Vec<(&[u8], &[u8])> = base.iter().map(|(k, v)| (&k[..], &v[..])).collect();
+    let region = common::write_plain_store(&p, &refs, common::MetaSpec::default());
+    let st = Store::open(&p, Options::new()).unwrap();
+    let full = st.snapshot();
+    assert_eq!(full.region_len(), region.len());
+    assert_eq!((full.levels(), full.chunks()), (1, 1));
+    assert_eq!(full.retained_bytes(), region.len());
+
+    // a writer appends one new key: a partial reload adds a level and a buffer for it
+    let mut rec = Vec::new();
+    common::record(&mut rec, b"appended", &common::lp(b"new"));
+    common::append_stored(&p, &rec);
+    assert_eq!(st.refresh(), Ok(true));
+    assert_eq!(st.last_reload_kind(), Some(ReloadKind::Partial));
+    let partial = st.snapshot();
+    assert_eq!(partial.get_str("appended"), Some("new"));
+    assert_eq!(partial.region_len(), region.len() + rec.len());
+    assert!(partial.levels() > 1, "{partial:?}");
+    assert!(partial.chunks() > 1, "{} chunk(s)", partial.chunks());
+    // nothing was overwritten: every byte of the region is still live and retained
+    assert_eq!(partial.retained_bytes(), partial.region_len());
+    // the snapshot taken before keeps its own state
+    assert_eq!((full.levels(), full.chunks()), (1, 1));
+    assert_eq!(full.retained_bytes(), region.len());
+}
+
+#[test]
+fn each_read_sync_says_how_the_load_was_read() {
+    use mmkv_reader::ReadSync;
+    let all = [ReadSync::Locked, ReadSync::Unlocked, ReadSync::NoMetaFile];
+    let said: Vec<&str> = all.iter().map(|s| s.describe()).collect();
+    assert!(said[0].contains("shared lock"), "{}", said[0]);
+    assert!(said[1].contains("without lock"), "{}", said[1]);
+    assert!(said[2].contains("no meta file"), "{}", said[2]);
+}
+
+/// A data file of exactly its 4-byte header whose sizes ask for more is not "too short" (that
+/// is a file without a whole header): no region passes the CRC check.
+#[test]
+fn a_header_only_data_file_is_a_crc_mismatch_not_too_short() {
+    use mmkv_reader::{load_bytes, Error, Options};
+    let region = [0x80u8, 0x80, 0x80, 0x01, 1, b'k', 1, 7];
+    let meta = common::meta_bytes(&region, common::MetaSpec::default());
+    let data = (region.len() as u32).to_le_bytes();
+    match load_bytes(&meta, &data, &Options::new()) {
+        Err(Error::CrcMismatch {
+            last_confirmed_tried,
+            ..
+        }) => assert!(last_confirmed_tried),
+        other => panic!("{other:?}"),
+    }
+    match load_bytes(&meta, &data[..3], &Options::new()) {
+        Err(Error::DataTooShort { len }) => assert_eq!(len, 3),
+        other => panic!("{other:?}"),
+    }
 }

@@ -5,7 +5,7 @@
 //! `fuzz/src/bin/seed_corpus.rs --edges`.
 
 #[path = "../../fuzz/src/harness.rs"]
-#[allow(dead_code)]
+#[allow(dead_code, unused_imports)]
 mod harness;
 
 use std::path::{Path, PathBuf};

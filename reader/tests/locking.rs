@@ -129,3 +129,57 @@ fn forensic_reads_complete_under_a_writers_exclusive_lock() {
     assert_eq!(raw.sync, mmkv_reader::ReadSync::Unlocked);
     assert!(raw.crc_ok);
 }
+
+/// A writer that keeps changing the store under its exclusive lock (here: a meta whose crc
+/// never matches, rewritten with a new sequence all the time) puts a reload off as
+/// `Error::Busy` — counted in `busy`, never in `failed`, the previous snapshot serving — while
+/// the same bad meta left still is a real failure.
+#[test]
+fn a_store_in_flux_is_busy_not_failed() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let p = copy_store(dir.path(), "v2.4.2", "plain", "s");
+    let _holder = Holder::lock(&crc_path(&p));
+    let st = Store::open(&p, Options::new().lock_timeout(Duration::from_millis(5))).unwrap();
+    let want = entries(&st);
+    let mut meta = std::fs::read(crc_path(&p)).unwrap();
+    // A crc no region has, and a last-confirmed pair that does not match either.
+    meta[0..4].copy_from_slice(&0xdead_beef_u32.to_le_bytes());
+    meta[32..40].copy_from_slice(&[0xff; 8]);
+    let stop = AtomicBool::new(false);
+    let busy = std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut seq = 1000u32;
+            while !stop.load(Ordering::Relaxed) {
+                seq += 1;
+                meta[8..12].copy_from_slice(&seq.to_le_bytes());
+                write_in_place(&crc_path(&p), 0, &meta);
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        });
+        let mut busy = None;
+        for _ in 0..50 {
+            if let Err(e) = st.refresh() {
+                busy = Some(e);
+                break;
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        busy
+    });
+    assert!(
+        matches!(busy, Some(mmkv_reader::Error::Busy { .. })),
+        "{busy:?}"
+    );
+    let stats = st.stats();
+    assert!(stats.busy >= 1, "{stats:?}");
+    assert_eq!(stats.failed, 0, "{stats:?}");
+    assert_eq!(st.last_reload_error(), None);
+
+    // The writer stopped on the bad meta: now it is the file's fault.
+    let e = st.refresh().unwrap_err();
+    assert!(!matches!(e, mmkv_reader::Error::Busy { .. }), "{e:?}");
+    assert_eq!(st.stats().failed, 1);
+    assert_eq!(st.last_reload_error(), Some(e));
+    assert_eq!(entries(&st), want, "the previous snapshot keeps serving");
+}

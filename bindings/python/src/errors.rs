@@ -63,6 +63,8 @@ pub fn reader_err(path: &str, e: &ReaderError, keyed: bool) -> PyErr {
         }
         ReaderError::Io { .. } | ReaderError::NotAFile { .. } => StoreIOError::new_err(msg),
         ReaderError::Undecryptable { .. } => WrongKeyError::new_err(msg),
+        // A writer kept changing the store: not damage; the base class, try again.
+        ReaderError::Busy { .. } => MMKVReaderError::new_err(msg),
         e if e.is_parse_error() && !keyed => EncryptedStoreError::new_err(format!(
             "{msg} (the region does not parse as plaintext records: it looks encrypted, pass crypt_key; or it is damaged)"
         )),

@@ -17,7 +17,7 @@ import pytest
 import mmkv_reader
 from mmkv_reader import compat
 
-from conftest import CORPUS, corpus_stores, crypt, expected, record, varint, write_store
+from conftest import CORPUS, corpus_stores, crypt, delimited, expected, record, varint, write_store
 
 STORES = corpus_stores()
 
@@ -99,6 +99,37 @@ def test_keys_that_are_not_utf8(tmp_path):
     s = mmkv_reader.Store(p)
     assert s.keys(raw=True) == [b"after", raw]
     assert s.get_i32(raw) == 1 and s.get_i32(raw.decode("utf-8", "surrogateescape")) == 1
+
+
+def test_read_dict_is_a_plain_dict_in_first_insertion_order(tmp_path):
+    # Last write wins, a removal takes the key out, the order is each live key's first
+    # insertion after its last removal (as the old module's dict builds it); nothing but the
+    # store's keys (read_dict builds its dict with a layout key it removes).
+    recs = (
+        record("a", varint(1)) + record("b", varint(2)) + record("a", varint(3))
+        + record("c", varint(4)) + record("b", b"") + record("d", varint(5)) + record("b", varint(6))
+    )
+    p = write_store(tmp_path / "s", recs)
+    d = compat.read_dict(str(p))
+    assert type(d) is dict and 0 not in d and len(d) == 4
+    assert list(d.items()) == [("a", 3), ("c", 4), ("d", 5), ("b", 6)]
+    only_removed = write_store(tmp_path / "r", record("a", varint(1)) + record("a", b""))
+    assert compat.read_dict(str(only_removed)) == {} and type(compat.read_dict(str(only_removed))) is dict
+
+
+def test_reads_of_stores_of_different_sizes_in_turn(tmp_path):
+    # The drop-in reuses its read buffer from one call to the next: a small store read after a
+    # large one (and the other way round) returns exactly its own records.
+    big_recs = [(f"key{i}", f"value {i} " * 20) for i in range(3000)]
+    big = write_store(tmp_path / "big", b"".join(record(k, delimited(v.encode())) for k, v in big_recs))
+    small = write_store(tmp_path / "small", record("only", varint(7)))
+    for _ in range(2):
+        assert compat.read_dict(str(big)) == dict(big_recs)
+        assert compat.read_dict(str(small)) == {"only": 7}
+        assert compat.read_entries(str(small)) == [("only", b"\x07")]
+    # The same path rewritten shorter between two reads.
+    write_store(tmp_path / "big", record("short", varint(1)))
+    assert compat.read_entries(str(big)) == [("short", b"\x01")]
 
 
 def test_random_iv_in_a_plaintext_store_is_not_encryption():

@@ -59,7 +59,7 @@ impl fmt::Display for Damage {
 fn path_of(dir: &Path, id: &str, which: Which) -> std::path::PathBuf {
     match which {
         Which::Data => dir.join(id),
-        Which::Meta => dir.join(format!("{id}.crc")),
+        Which::Meta => mmkv_reader::meta_path(&dir.join(id)),
     }
 }
 

@@ -348,7 +348,7 @@ pub fn classify(
 }
 
 fn meta_path(dir: &Path) -> PathBuf {
-    dir.join(format!("{STORE_ID}.crc"))
+    mmkv_reader::meta_path(&dir.join(STORE_ID))
 }
 
 /// The raw version field of the store's meta file.
@@ -399,7 +399,7 @@ fn overlong_lazy_keys(dir: &Path, kind: StoreKind, strategy: ErrorStrategy) -> V
     let Ok(raw) = mmkv_reader::raw::read_store(&dir.join(STORE_ID), &opts) else {
         return Vec::new();
     };
-    let region = raw.region.as_slice();
+    let region = raw.region();
     let at = |s: &[u8]| s.as_ptr() as usize - region.as_ptr() as usize;
     let mut live: BTreeMap<Vec<u8>, bool> = BTreeMap::new();
     for rec in mmkv_reader::records::records(region).map_while(|r| r.ok()) {
@@ -476,7 +476,7 @@ fn run_writer_child(
 
 fn region_len(dir: &Path) -> (u64, u64) {
     let data = std::fs::read(dir.join(STORE_ID)).unwrap_or_default();
-    let meta = std::fs::read(dir.join(format!("{STORE_ID}.crc"))).unwrap_or_default();
+    let meta = std::fs::read(mmkv_reader::meta_path(&dir.join(STORE_ID))).unwrap_or_default();
     let header = data
         .get(..4)
         .map(|h| u32::from_le_bytes([h[0], h[1], h[2], h[3]]))

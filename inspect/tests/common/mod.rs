@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use mmkv_reader::test_support;
+
 use serde_json::Value;
 
 /// The compiled `mmkv` binary.
@@ -94,87 +96,63 @@ pub fn unhex(s: &str) -> Vec<u8> {
 }
 
 /// Protobuf varint.
-pub fn varint(out: &mut Vec<u8>, mut v: u64) {
-    loop {
-        let b = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(b);
-            return;
-        }
-        out.push(b | 0x80);
-    }
+pub fn varint(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(&test_support::varint_bytes(v));
 }
 
-/// A varint padded to `width` bytes (continuation bits on zero groups), as MMKV's fixed-width
-/// item-size holder writes it.
-pub fn padded_varint(v: u32, width: usize) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut v = u64::from(v);
-    for i in 0..width {
-        let b = (v & 0x7f) as u8;
-        v >>= 7;
-        out.push(if i + 1 < width { b | 0x80 } else { b });
-    }
-    out
-}
+#[allow(unused_imports)]
+pub use mmkv_reader::test_support::padded_varint;
 
 /// Length-delimited bytes.
 pub fn delimited(out: &mut Vec<u8>, b: &[u8]) {
-    varint(out, b.len() as u64);
-    out.extend_from_slice(b);
+    out.extend_from_slice(&test_support::length_prefixed(b));
 }
 
-/// A hand-built store: records appended in order after a holder.
-pub struct Builder {
-    /// Item-size holder bytes.
-    pub holder: Vec<u8>,
-    /// Record bytes.
-    pub records: Vec<u8>,
-    /// Key expiration on (values get a 4-byte suffix).
-    pub key_expire: bool,
+/// A hand-built store: records appended in order after a holder (keys as text; the fields
+/// are [`test_support::StoreBuilder`]'s).
+pub struct Builder(pub test_support::StoreBuilder);
+
+impl std::ops::Deref for Builder {
+    type Target = test_support::StoreBuilder;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Builder {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
 }
 
 impl Builder {
     /// A store with a holder of `width` bytes.
     pub fn new(width: usize) -> Builder {
-        Builder {
-            holder: padded_varint(0, width),
-            records: Vec::new(),
-            key_expire: false,
-        }
+        Builder(test_support::StoreBuilder::new(width))
     }
 
     /// Appends `key = payload` (expire time `expire` when key expiration is on).
     pub fn set(&mut self, key: &str, payload: &[u8], expire: u32) -> &mut Builder {
-        delimited(&mut self.records, key.as_bytes());
-        let mut v = payload.to_vec();
-        if self.key_expire {
-            v.extend_from_slice(&expire.to_le_bytes());
-        }
-        delimited(&mut self.records, &v);
+        self.0.set(key.as_bytes(), payload, expire);
         self
     }
 
     /// Appends a deletion marker for `key`.
     pub fn remove(&mut self, key: &str) -> &mut Builder {
-        delimited(&mut self.records, key.as_bytes());
-        self.records.push(0);
+        self.0.remove(key.as_bytes());
         self
     }
 
     /// The data region.
     pub fn region(&self) -> Vec<u8> {
-        let mut r = self.holder.clone();
-        r.extend_from_slice(&self.records);
-        r
+        self.0.region()
     }
 
     /// Writes `dir/name` and `dir/name.crc` (meta `version`, 4 KiB data file unless the content
     /// needs more, `tail` written right after the region). Returns the data path.
     pub fn write(&self, dir: &Path, name: &str, version: u32, tail: &[u8]) -> PathBuf {
         let region = self.region();
-        write_store(dir, name, &region, version, self.key_expire, tail, None)
+        write_store(dir, name, &region, version, self.0.key_expire, tail, None)
     }
 }
 
@@ -188,29 +166,16 @@ pub fn write_store(
     tail: &[u8],
     iv: Option<[u8; 16]>,
 ) -> PathBuf {
-    let mut data = Vec::new();
-    data.extend_from_slice(&(region.len() as u32).to_le_bytes());
-    data.extend_from_slice(region);
-    data.extend_from_slice(tail);
-    let size = data.len().div_ceil(4096).max(1) * 4096;
-    data.resize(size, 0);
-    let mut meta = vec![0u8; 4096];
-    meta[0..4].copy_from_slice(&crc32fast::hash(region).to_le_bytes());
-    meta[4..8].copy_from_slice(&version.to_le_bytes());
-    meta[8..12].copy_from_slice(&1u32.to_le_bytes());
-    if let Some(iv) = iv {
-        meta[12..28].copy_from_slice(&iv);
-    }
-    if version >= 3 {
-        meta[28..32].copy_from_slice(&(region.len() as u32).to_le_bytes());
-        meta[32..36].copy_from_slice(&(region.len() as u32).to_le_bytes());
-        meta[36..40].copy_from_slice(&crc32fast::hash(region).to_le_bytes());
-    }
-    if version >= 4 && key_expire {
-        meta[104..112].copy_from_slice(&1u64.to_le_bytes());
+    let mut spec = test_support::MetaSpec {
+        version,
+        iv: iv.unwrap_or_default(),
+        version_fields_only: true,
+        ..test_support::MetaSpec::default()
+    };
+    if key_expire {
+        spec = spec.key_expire();
     }
     let path = dir.join(name);
-    std::fs::write(&path, &data).unwrap();
-    std::fs::write(dir.join(format!("{name}.crc")), &meta).unwrap();
+    test_support::write_store(&path, region, tail, &spec).unwrap();
     path
 }

@@ -7,7 +7,7 @@ use std::fs::OpenOptions;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use mmkv_reader::varint::write_varint;
+pub use mmkv_reader::test_support::{self, MetaSpec};
 
 pub fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
@@ -21,9 +21,7 @@ pub fn unhex(s: &str) -> Vec<u8> {
 }
 
 pub fn crc_path(p: &Path) -> PathBuf {
-    let mut s = p.as_os_str().to_owned();
-    s.push(".crc");
-    s.into()
+    mmkv_reader::meta_path(p)
 }
 
 /// Copies corpus store `tag/id` into `dir` as `name`; returns the data path.
@@ -37,25 +35,17 @@ pub fn copy_store(dir: &Path, tag: &str, id: &str, name: &str) -> PathBuf {
 
 /// Appends one record (`key`, `value`) to `out`.
 pub fn record(out: &mut Vec<u8>, key: &[u8], value: &[u8]) {
-    write_varint(out, key.len() as u64);
-    out.extend_from_slice(key);
-    write_varint(out, value.len() as u64);
-    out.extend_from_slice(value);
+    test_support::push_record(out, key, value);
 }
 
 /// A varint-length-prefixed payload (how strings and bytes are stored).
 pub fn lp(b: &[u8]) -> Vec<u8> {
-    let mut o = Vec::new();
-    write_varint(&mut o, b.len() as u64);
-    o.extend_from_slice(b);
-    o
+    test_support::length_prefixed(b)
 }
 
 /// A varint payload (how integers are stored).
 pub fn vi(v: u64) -> Vec<u8> {
-    let mut o = Vec::new();
-    write_varint(&mut o, v);
-    o
+    test_support::varint_bytes(v)
 }
 
 /// Writes `bytes` at `offset` of an existing file without truncating it.
@@ -74,77 +64,31 @@ pub fn set_u32(path: &Path, off: u64, v: u32) {
     write_in_place(path, off, &v.to_le_bytes());
 }
 
-/// Meta fields for [`write_store`].
-#[derive(Clone, Copy)]
-pub struct MetaSpec {
-    pub version: u32,
-    pub sequence: u32,
-    pub iv: [u8; 16],
-    pub flags: u64,
-    /// `None`: the last-confirmed size/crc equal the current ones.
-    pub last_confirmed: Option<(u32, u32)>,
-}
-
-impl Default for MetaSpec {
-    fn default() -> Self {
-        MetaSpec {
-            version: 4,
-            sequence: 1,
-            iv: [0; 16],
-            flags: 0,
-            last_confirmed: None,
-        }
-    }
-}
-
 /// Builds the 4096-byte meta file content for a stored region.
 pub fn meta_bytes(stored_region: &[u8], m: MetaSpec) -> Vec<u8> {
-    let crc = crc32fast::hash(stored_region);
-    let size = stored_region.len() as u32;
-    let (ls, lc) = m.last_confirmed.unwrap_or((size, crc));
-    let mut b = vec![0u8; 4096];
-    b[0..4].copy_from_slice(&crc.to_le_bytes());
-    b[4..8].copy_from_slice(&m.version.to_le_bytes());
-    b[8..12].copy_from_slice(&m.sequence.to_le_bytes());
-    b[12..28].copy_from_slice(&m.iv);
-    b[28..32].copy_from_slice(&size.to_le_bytes());
-    b[32..36].copy_from_slice(&ls.to_le_bytes());
-    b[36..40].copy_from_slice(&lc.to_le_bytes());
-    b[104..112].copy_from_slice(&m.flags.to_le_bytes());
-    b
+    m.bytes(stored_region)
 }
 
 /// Builds a data file: 4-byte header (the actual size) + region, zero-padded to a page multiple.
 pub fn data_bytes(stored_region: &[u8]) -> Vec<u8> {
-    let mut d = (stored_region.len() as u32).to_le_bytes().to_vec();
-    d.extend_from_slice(stored_region);
-    let page = 4096;
-    let len = d.len().div_ceil(page) * page;
-    d.resize(len.max(page), 0);
-    d
+    test_support::data_bytes(stored_region, &[])
 }
 
 /// Writes a plaintext store at `path` from (key, value) records.
 pub fn write_plain_store(path: &Path, recs: &[(&[u8], &[u8])], m: MetaSpec) -> Vec<u8> {
-    let mut region = vec![0x80, 0x80, 0x80, 0x01];
+    let mut b = test_support::StoreBuilder::with_holder(vec![0x80, 0x80, 0x80, 0x01]);
     for (k, v) in recs {
-        record(&mut region, k, v);
+        b.raw(k, v);
     }
-    std::fs::write(path, data_bytes(&region)).unwrap();
-    write_meta(&crc_path(path), &meta_bytes(&region, m));
+    let region = b.region();
+    test_support::write_store(path, &region, &[], &m).unwrap();
     region
 }
 
 /// Writes a meta file as the official writer does: in place, created when missing, never
 /// truncated (a `Store` keeps it mapped; Windows refuses to truncate a mapped file).
 pub fn write_meta(path: &Path, bytes: &[u8]) {
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .unwrap();
-    f.write_all(bytes).unwrap();
+    test_support::write_meta(path, bytes).unwrap();
 }
 
 /// Appends already-stored bytes (ciphertext for encrypted stores) to the region of the store
@@ -184,7 +128,7 @@ pub fn append_stored(path: &Path, stored: &[u8]) -> u32 {
 pub fn append_encrypted(path: &Path, key: &[u8], aes256: bool, plain: &[u8]) -> u32 {
     let raw = mmkv_reader::raw::read_raw(path, Some(key), aes256).unwrap();
     let iv = mmkv_reader::raw::store_iv(&raw.meta, key, aes256);
-    let mut whole = raw.region.clone();
+    let mut whole = raw.region().to_vec();
     whole.extend_from_slice(plain);
     mmkv_reader::crypto::encrypt_cfb(key, aes256, &iv, &mut whole);
     let stored_prefix = &raw.file[4..4 + raw.actual_size];

@@ -81,7 +81,7 @@ fn run(a: &Args) -> Result<String, String> {
         .open(&a.dir, STORE_ID, Mode::Multi, None, false)
         .map_err(|e| e.to_string())?;
     let data = a.dir.join(STORE_ID);
-    let meta = a.dir.join(format!("{STORE_ID}.crc"));
+    let meta = mmkv_reader::meta_path(&a.dir.join(STORE_ID));
     let seq_start = sequence(&meta);
     println!("ready");
     std::io::stdout().flush().map_err(|e| e.to_string())?;
