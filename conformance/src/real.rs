@@ -3,10 +3,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use mmkv_reader::decode;
 use mmkv_reader::{Clock, Options, ReloadStats, SnapshotData, Store, SystemClock};
 
 use crate::value::{Value, ValueType};
-use crate::view::{ReaderFactory, ReaderView};
+use crate::view::{Listed, ReaderFactory, ReaderView};
 
 /// The real `mmkv_reader::Store` with a configurable clock (the system clock by default, which
 /// is the official library's notion of now: `time(nullptr)`).
@@ -104,6 +105,30 @@ pub fn read_snapshot(snap: &SnapshotData, key: &[u8], ty: ValueType) -> Option<V
     })
 }
 
+/// Decodes a raw payload (as `raw_value`, `iter` and `entries` yield it) with the getter of
+/// type `ty`, through the reader's public decoders.
+pub fn decode_payload(payload: &[u8], ty: ValueType) -> Option<Value> {
+    Some(match ty {
+        ValueType::Bool => Value::Bool(decode::as_bool(payload)?),
+        ValueType::I32 => Value::I32(decode::as_i32(payload)?),
+        ValueType::U32 => Value::U32(decode::as_u32(payload)?),
+        ValueType::I64 => Value::I64(decode::as_i64(payload)?),
+        ValueType::U64 => Value::U64(decode::as_u64(payload)?),
+        ValueType::F32 => Value::F32(decode::as_f32(payload)?),
+        ValueType::F64 => Value::F64(decode::as_f64(payload)?),
+        ValueType::String => Value::String(decode::as_string(payload)?),
+        ValueType::Bytes => Value::Bytes(decode::as_bytes(payload)?.to_vec()),
+        ValueType::Strings => Value::Strings(decode::as_string_vec(payload)?),
+        ValueType::VecI32 => Value::VecI32(decode::as_vec_i32(payload)?),
+        ValueType::VecU32 => Value::VecU32(decode::as_vec_u32(payload)?),
+        ValueType::VecI64 => Value::VecI64(decode::as_vec_i64(payload)?),
+        ValueType::VecU64 => Value::VecU64(decode::as_vec_u64(payload)?),
+        ValueType::VecF32 => Value::VecF32(decode::as_vec_f32(payload)?),
+        ValueType::VecF64 => Value::VecF64(decode::as_vec_f64(payload)?),
+        ValueType::VecBool => Value::VecBool(decode::as_vec_bool(payload)?),
+    })
+}
+
 /// Reads one typed value through the store's copy getters (each with its check-on-read).
 pub fn read_store(store: &Store, key: &[u8], ty: ValueType) -> Option<Value> {
     Some(match ty {
@@ -132,13 +157,74 @@ impl ReaderView for StoreView {
         read_snapshot(&self.store.snapshot(), key, ty)
     }
 
-    /// The snapshot getters, the store's copy getters and the borrowed view's getters.
+    /// The snapshot getters, the store's copy getters, the borrowed view's getters, and the
+    /// snapshot's and the store's `raw_value` decoded with the getter's type.
     fn read_paths(&self, key: &[u8], ty: ValueType) -> Vec<(&'static str, Option<Value>)> {
+        let snap = self.store.snapshot();
         vec![
-            ("snapshot", read_snapshot(&self.store.snapshot(), key, ty)),
+            ("snapshot", read_snapshot(&snap, key, ty)),
             ("copy getter", read_store(&self.store, key, ty)),
             ("view", read_snapshot(&self.store.view(), key, ty)),
+            (
+                "snapshot raw_value",
+                snap.raw_value(key).and_then(|p| decode_payload(p, ty)),
+            ),
+            (
+                "Store::raw_value",
+                self.store
+                    .raw_value(key)
+                    .and_then(|p| decode_payload(&p, ty)),
+            ),
         ]
+    }
+
+    fn key_sets(&self) -> Vec<(&'static str, Vec<Vec<u8>>)> {
+        vec![("keys", self.keys()), ("Store::keys", self.store.keys())]
+    }
+
+    fn counts(&self) -> Vec<(&'static str, usize)> {
+        vec![("len", self.count()), ("Store::len", self.store.len())]
+    }
+
+    fn contains_paths(&self, key: &[u8]) -> Vec<(&'static str, bool)> {
+        vec![
+            ("contains", self.contains(key)),
+            ("Store::contains", self.store.contains(key)),
+        ]
+    }
+
+    fn expire_paths(&self, key: &[u8]) -> Vec<(&'static str, Option<u32>)> {
+        vec![
+            ("expire_at", self.expire_at(key)),
+            ("Store::expire_at", self.store.expire_at(key)),
+        ]
+    }
+
+    fn listings(&self) -> Vec<(&'static str, Vec<Listed>)> {
+        let snap = self.store.snapshot();
+        vec![
+            (
+                "iter",
+                snap.iter()
+                    .map(|(k, p)| (k.to_vec(), p.to_vec(), None))
+                    .collect(),
+            ),
+            (
+                "entries",
+                snap.entries()
+                    .map(|(k, p, t)| (k.to_vec(), p.to_vec(), Some(t)))
+                    .collect(),
+            ),
+        ]
+    }
+
+    fn bytes_vec(&self, key: &[u8]) -> Option<Option<Vec<Vec<u8>>>> {
+        Some(
+            self.store
+                .snapshot()
+                .get_bytes_vec(key)
+                .map(|v| v.into_iter().map(<[u8]>::to_vec).collect()),
+        )
     }
 
     fn contains(&self, key: &[u8]) -> bool {

@@ -232,6 +232,11 @@ impl OfficialStore for SysStore {
         r.map_err(|e| self.err(e))
     }
 
+    fn get_bytes_vec(&mut self, key: &[u8]) -> Result<Option<Vec<Vec<u8>>>> {
+        let i = self.inst()?;
+        i.get_string_vec(key).map_err(|e| self.err(e))
+    }
+
     fn contains(&mut self, key: &[u8]) -> Result<bool> {
         let i = self.inst()?;
         i.contains(key).map_err(|e| self.err(e))
