@@ -29,9 +29,10 @@ use std::sync::{Arc, Mutex};
 use conformance::golden::{check_corpus_dir, corpus_root};
 use conformance::official::OfficialLib;
 use conformance::prop::{check_migration, check_property, PropConfig, PropOutcome};
-use conformance::real::read_snapshot;
+use conformance::real::{decode_payload, read_snapshot};
 use conformance::run::load_repro;
 use conformance::sys::{built_versions, SysLib};
+use conformance::view::Listed;
 use conformance::workload::{GenConfig, Op, Repro, Workload, PAST_EXPIRE, SHORT_EXPIRE};
 use conformance::{ReaderFactory, ReaderView, RealReader, StoreKind, Value, ValueType};
 use mmkv_reader::{FixedClock, ReloadStats, Snapshot, Store};
@@ -530,4 +531,235 @@ fn meta_upgrade_not_followed_is_caught_by_migration() {
         1,
         "expected the failure after the version switch: {repro:?}"
     );
+}
+
+/// A bug in one form of a reader result (a `Store`-level getter, a listing, `raw_value`,
+/// `get_bytes_vec`), injected into the real reader's named form; every other form stays right,
+/// so only the comparison of that form can catch it.
+#[derive(Clone, Copy)]
+enum FormBug {
+    /// `Store::len` counts one too many.
+    StoreLenOffByOne,
+    /// `Store::keys` loses its last key.
+    StoreKeysDropLast,
+    /// `Store::contains` says no for every key.
+    StoreContainsNever,
+    /// `Store::expire_at` reports "never" for every key.
+    StoreExpireNever,
+    /// `iter` drops its last pair.
+    IterDropsLast,
+    /// `entries` reports expire time 0 (never) for every key.
+    EntriesExpireNever,
+    /// The snapshot's `raw_value` includes one byte too many (as if the expire suffix or the
+    /// next record leaked into it).
+    RawValueOneByteLong,
+    /// `get_bytes_vec` drops the last element.
+    BytesVecDropsLast,
+}
+
+struct FormBroken {
+    name: &'static str,
+    bug: FormBug,
+}
+
+struct FormView {
+    inner: conformance::real::StoreView,
+    bug: FormBug,
+}
+
+impl ReaderFactory for FormBroken {
+    fn name(&self) -> String {
+        format!("broken: {}", self.name)
+    }
+
+    fn open(
+        &self,
+        path: &Path,
+        key: Option<&[u8]>,
+        aes256: bool,
+    ) -> Result<Box<dyn ReaderView>, String> {
+        let store = RealReader::new()
+            .open_store(path, key, aes256)
+            .map_err(|e| e.to_string())?;
+        Ok(Box::new(FormView {
+            inner: conformance::real::StoreView { store },
+            bug: self.bug,
+        }))
+    }
+}
+
+impl ReaderView for FormView {
+    fn read(&self, key: &[u8], ty: ValueType) -> Option<Value> {
+        self.inner.read(key, ty)
+    }
+    fn read_paths(&self, key: &[u8], ty: ValueType) -> Vec<(&'static str, Option<Value>)> {
+        let mut paths = self.inner.read_paths(key, ty);
+        if let FormBug::RawValueOneByteLong = self.bug {
+            for (name, read) in &mut paths {
+                if *name == "snapshot raw_value" {
+                    let snap = self.inner.store.snapshot();
+                    *read = snap.raw_value(key).and_then(|p| {
+                        let mut long = p.to_vec();
+                        long.push(0);
+                        decode_payload(&long, ty)
+                    });
+                }
+            }
+        }
+        paths
+    }
+    fn contains(&self, key: &[u8]) -> bool {
+        self.inner.contains(key)
+    }
+    fn keys(&self) -> Vec<Vec<u8>> {
+        self.inner.keys()
+    }
+    fn count(&self) -> usize {
+        self.inner.count()
+    }
+    fn expire_at(&self, key: &[u8]) -> Option<u32> {
+        self.inner.expire_at(key)
+    }
+    fn key_sets(&self) -> Vec<(&'static str, Vec<Vec<u8>>)> {
+        let mut sets = self.inner.key_sets();
+        if let FormBug::StoreKeysDropLast = self.bug {
+            for (name, keys) in &mut sets {
+                if *name == "Store::keys" {
+                    keys.pop();
+                }
+            }
+        }
+        sets
+    }
+    fn counts(&self) -> Vec<(&'static str, usize)> {
+        let mut counts = self.inner.counts();
+        if let FormBug::StoreLenOffByOne = self.bug {
+            for (name, n) in &mut counts {
+                if *name == "Store::len" {
+                    *n += 1;
+                }
+            }
+        }
+        counts
+    }
+    fn contains_paths(&self, key: &[u8]) -> Vec<(&'static str, bool)> {
+        let mut paths = self.inner.contains_paths(key);
+        if let FormBug::StoreContainsNever = self.bug {
+            for (name, c) in &mut paths {
+                if *name == "Store::contains" {
+                    *c = false;
+                }
+            }
+        }
+        paths
+    }
+    fn expire_paths(&self, key: &[u8]) -> Vec<(&'static str, Option<u32>)> {
+        let mut paths = self.inner.expire_paths(key);
+        if let FormBug::StoreExpireNever = self.bug {
+            for (name, t) in &mut paths {
+                if *name == "Store::expire_at" {
+                    *t = t.map(|_| 0);
+                }
+            }
+        }
+        paths
+    }
+    fn listings(&self) -> Vec<(&'static str, Vec<Listed>)> {
+        let mut listings = self.inner.listings();
+        for (name, items) in &mut listings {
+            match (self.bug, *name) {
+                (FormBug::IterDropsLast, "iter") => {
+                    items.pop();
+                }
+                (FormBug::EntriesExpireNever, "entries") => {
+                    for (_, _, t) in items.iter_mut() {
+                        *t = Some(0);
+                    }
+                }
+                _ => {}
+            }
+        }
+        listings
+    }
+    fn bytes_vec(&self, key: &[u8]) -> Option<Option<Vec<Vec<u8>>>> {
+        let mut v = self.inner.bytes_vec(key)?;
+        if let (FormBug::BytesVecDropsLast, Some(items)) = (self.bug, v.as_mut()) {
+            items.pop();
+        }
+        Some(v)
+    }
+    fn stats(&self) -> Option<ReloadStats> {
+        self.inner.stats()
+    }
+}
+
+/// Runs `bug` through the workloads of `kind` on the newest version with it; returns the
+/// minimal workload.
+fn form_bug_caught(name: &'static str, bug: FormBug, kind: StoreKind) -> Workload {
+    let lib = newest_with(kind);
+    let reader = FormBroken { name, bug };
+    expect_failure(&lib, kind, &reader, small(12), 64, 256)
+}
+
+#[test]
+fn store_level_getter_bugs_are_caught() {
+    for (name, bug) in [
+        ("Store::len off by one", FormBug::StoreLenOffByOne),
+        ("Store::keys drops its last key", FormBug::StoreKeysDropLast),
+        ("Store::contains never", FormBug::StoreContainsNever),
+    ] {
+        let ops = form_bug_caught(name, bug, StoreKind::Plain).ops;
+        assert!(ops.len() <= 1, "{name}: not minimal: {ops:?}");
+    }
+    let ops = form_bug_caught(
+        "Store::expire_at never",
+        FormBug::StoreExpireNever,
+        StoreKind::Expire,
+    )
+    .ops;
+    assert!(
+        ops.iter()
+            .any(|op| matches!(op, Op::Set { expire: Some(d), .. } if *d != 0)),
+        "expected a set with an expire duration: {ops:?}"
+    );
+}
+
+#[test]
+fn listing_and_raw_value_bugs_are_caught() {
+    let ops = form_bug_caught(
+        "iter drops its last pair",
+        FormBug::IterDropsLast,
+        StoreKind::Plain,
+    )
+    .ops;
+    assert_eq!(ops.len(), 1, "not minimal: {ops:?}");
+    let ops = form_bug_caught(
+        "raw_value one byte long",
+        FormBug::RawValueOneByteLong,
+        StoreKind::Plain,
+    )
+    .ops;
+    assert_eq!(ops.len(), 1, "not minimal: {ops:?}");
+    let ops = form_bug_caught(
+        "entries expire time never",
+        FormBug::EntriesExpireNever,
+        StoreKind::Expire,
+    )
+    .ops;
+    assert!(
+        ops.iter()
+            .any(|op| matches!(op, Op::Set { expire: Some(d), .. } if *d != 0)),
+        "expected a set with an expire duration: {ops:?}"
+    );
+}
+
+#[test]
+fn bytes_vec_dropping_its_last_element_is_caught() {
+    let ops = form_bug_caught(
+        "get_bytes_vec drops the last element",
+        FormBug::BytesVecDropsLast,
+        StoreKind::Plain,
+    )
+    .ops;
+    assert_eq!(ops.len(), 1, "not minimal: {ops:?}");
 }
