@@ -140,6 +140,7 @@ impl OfficialStore for SysStore {
             Value::String(v) => i.set_string(key, v.as_bytes(), expire),
             Value::Bytes(v) => i.set_bytes(key, v, expire),
             Value::Strings(v) => i.set_string_vec(key, v, expire),
+            Value::ByteStrings(v) => i.set_string_vec(key, v, expire),
             Value::VecI32(v) => i.set_vec_i32(key, v, expire),
             Value::VecU32(v) => i.set_vec_u32(key, v, expire),
             Value::VecI64(v) => i.set_vec_i64(key, v, expire),

@@ -22,6 +22,11 @@
 //! - `Bug::Stale(Stale::MetaUpgrade)`: a long-lived reader that cannot follow a version migration (its
 //!   reload fails once the meta version differs from the one it opened with, as when a v1.2
 //!   file is continued by v1.3+); not caught by single-version workloads, caught by migration.
+//! - `FormBug`: one form of a reader result wrong while every other form is right: `Store::len`
+//!   off by one, `Store::keys` / `iter` losing their last key, `Store::contains` never true,
+//!   `Store::expire_at` / `entries` reporting "never", the snapshot's `raw_value` one byte
+//!   long, `get_bytes_vec` losing its last item or reading items as lossy UTF-8 (caught only
+//!   because the workloads write string vectors with non-UTF-8 items).
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -555,6 +560,9 @@ enum FormBug {
     RawValueOneByteLong,
     /// `get_bytes_vec` drops the last element.
     BytesVecDropsLast,
+    /// `get_bytes_vec` items decoded as lossy UTF-8 (invalid bytes replaced): wrong only for
+    /// string vectors whose items are not UTF-8.
+    BytesVecLossy,
 }
 
 struct FormBroken {
@@ -683,8 +691,16 @@ impl ReaderView for FormView {
     }
     fn bytes_vec(&self, key: &[u8]) -> Option<Option<Vec<Vec<u8>>>> {
         let mut v = self.inner.bytes_vec(key)?;
-        if let (FormBug::BytesVecDropsLast, Some(items)) = (self.bug, v.as_mut()) {
-            items.pop();
+        match (self.bug, v.as_mut()) {
+            (FormBug::BytesVecDropsLast, Some(items)) => {
+                items.pop();
+            }
+            (FormBug::BytesVecLossy, Some(items)) => {
+                for item in items.iter_mut() {
+                    *item = String::from_utf8_lossy(item).into_owned().into_bytes();
+                }
+            }
+            _ => {}
         }
         Some(v)
     }
@@ -762,4 +778,25 @@ fn bytes_vec_dropping_its_last_element_is_caught() {
     )
     .ops;
     assert_eq!(ops.len(), 1, "not minimal: {ops:?}");
+}
+
+#[test]
+fn bytes_vec_lossy_on_non_utf8_items_is_caught() {
+    let ops = form_bug_caught(
+        "get_bytes_vec items as lossy UTF-8",
+        FormBug::BytesVecLossy,
+        StoreKind::Plain,
+    )
+    .ops;
+    assert_eq!(ops.len(), 1, "not minimal: {ops:?}");
+    assert!(
+        matches!(
+            &ops[0],
+            Op::Set {
+                value: Value::ByteStrings(_),
+                ..
+            }
+        ),
+        "expected a set of a string vector with a non-UTF-8 item: {ops:?}"
+    );
 }
