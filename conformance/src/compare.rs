@@ -111,6 +111,9 @@ impl ReaderReads {
     }
 }
 
+/// One listing of [`ReaderView::listings`] by key: raw payload and expire time.
+type ListingMap = BTreeMap<Vec<u8>, (Vec<u8>, Option<u32>)>;
+
 /// The first of several named forms of one reader result; every other form that differs
 /// from it is recorded in `out` as an inconsistency of the reader (`what`: first vs other).
 fn agreeing<T: PartialEq>(
@@ -165,7 +168,7 @@ pub fn capture_reader(
         &mut inconsistent,
     )
     .unwrap_or_default();
-    let listings: Vec<(&'static str, BTreeMap<Vec<u8>, (Vec<u8>, Option<u32>)>)> = reader
+    let listings: Vec<(&'static str, ListingMap)> = reader
         .listings()
         .into_iter()
         .map(|(name, items)| {
