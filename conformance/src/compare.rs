@@ -5,9 +5,9 @@ use std::fmt;
 
 use crate::error::Result;
 use crate::exceptions::{accepted, Difference, Scope};
+use crate::fault::reads::read_payload;
 use crate::kind::Features;
 use crate::official::OfficialStore;
-use crate::real::decode_payload;
 use crate::value::{show, Value, ValueType};
 use crate::view::ReaderView;
 
@@ -208,7 +208,7 @@ pub fn capture_reader(
                 .map(|&t| {
                     let mut paths = reader.read_paths(&k, t);
                     for (name, map) in &listings {
-                        let listed = map.get(&k).and_then(|(p, _)| decode_payload(p, t));
+                        let listed = map.get(&k).and_then(|(p, _)| read_payload(p, t));
                         paths.push((name, listed));
                     }
                     agreeing(

@@ -3,9 +3,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use mmkv_reader::decode;
 use mmkv_reader::{Clock, Options, ReloadStats, SnapshotData, Store, SystemClock};
 
+use crate::fault::reads::read_payload;
 use crate::value::{Value, ValueType};
 use crate::view::{Listed, ReaderFactory, ReaderView};
 
@@ -105,30 +105,6 @@ pub fn read_snapshot(snap: &SnapshotData, key: &[u8], ty: ValueType) -> Option<V
     })
 }
 
-/// Decodes a raw payload (as `raw_value`, `iter` and `entries` yield it) with the getter of
-/// type `ty`, through the reader's public decoders.
-pub fn decode_payload(payload: &[u8], ty: ValueType) -> Option<Value> {
-    Some(match ty {
-        ValueType::Bool => Value::Bool(decode::as_bool(payload)?),
-        ValueType::I32 => Value::I32(decode::as_i32(payload)?),
-        ValueType::U32 => Value::U32(decode::as_u32(payload)?),
-        ValueType::I64 => Value::I64(decode::as_i64(payload)?),
-        ValueType::U64 => Value::U64(decode::as_u64(payload)?),
-        ValueType::F32 => Value::F32(decode::as_f32(payload)?),
-        ValueType::F64 => Value::F64(decode::as_f64(payload)?),
-        ValueType::String => Value::String(decode::as_string(payload)?),
-        ValueType::Bytes => Value::Bytes(decode::as_bytes(payload)?.to_vec()),
-        ValueType::Strings => Value::Strings(decode::as_string_vec(payload)?),
-        ValueType::VecI32 => Value::VecI32(decode::as_vec_i32(payload)?),
-        ValueType::VecU32 => Value::VecU32(decode::as_vec_u32(payload)?),
-        ValueType::VecI64 => Value::VecI64(decode::as_vec_i64(payload)?),
-        ValueType::VecU64 => Value::VecU64(decode::as_vec_u64(payload)?),
-        ValueType::VecF32 => Value::VecF32(decode::as_vec_f32(payload)?),
-        ValueType::VecF64 => Value::VecF64(decode::as_vec_f64(payload)?),
-        ValueType::VecBool => Value::VecBool(decode::as_vec_bool(payload)?),
-    })
-}
-
 /// Reads one typed value through the store's copy getters (each with its check-on-read).
 pub fn read_store(store: &Store, key: &[u8], ty: ValueType) -> Option<Value> {
     Some(match ty {
@@ -167,13 +143,11 @@ impl ReaderView for StoreView {
             ("view", read_snapshot(&self.store.view(), key, ty)),
             (
                 "snapshot raw_value",
-                snap.raw_value(key).and_then(|p| decode_payload(p, ty)),
+                snap.raw_value(key).and_then(|p| read_payload(p, ty)),
             ),
             (
                 "Store::raw_value",
-                self.store
-                    .raw_value(key)
-                    .and_then(|p| decode_payload(&p, ty)),
+                self.store.raw_value(key).and_then(|p| read_payload(&p, ty)),
             ),
         ]
     }

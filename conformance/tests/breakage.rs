@@ -31,10 +31,11 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use conformance::fault::reads::read_payload;
 use conformance::golden::{check_corpus_dir, corpus_root};
 use conformance::official::OfficialLib;
 use conformance::prop::{check_migration, check_property, PropConfig, PropOutcome};
-use conformance::real::{decode_payload, read_snapshot};
+use conformance::real::read_snapshot;
 use conformance::run::load_repro;
 use conformance::sys::{built_versions, SysLib};
 use conformance::view::Listed;
@@ -269,6 +270,8 @@ enum Bug {
     KeysAsCStrings,
     /// A long-lived reader that cannot follow one kind of change ([`StaleView`]).
     Stale(Stale),
+    /// One form of a reader result wrong ([`FormView`]).
+    Form(FormBug),
 }
 
 struct BrokenView(Box<dyn ReaderView>, Bug);
@@ -286,6 +289,7 @@ impl ReaderFactory for Broken {
     ) -> Result<Box<dyn ReaderView>, String> {
         match self.bug {
             Bug::Stale(stale) => StaleView::open(path, key, aes256, stale),
+            Bug::Form(bug) => FormView::open(path, key, aes256, bug),
             bug => Ok(Box::new(BrokenView(
                 RealReader::new().open(path, key, aes256)?,
                 bug,
@@ -565,33 +569,24 @@ enum FormBug {
     BytesVecLossy,
 }
 
-struct FormBroken {
-    name: &'static str,
-    bug: FormBug,
-}
-
 struct FormView {
     inner: conformance::real::StoreView,
     bug: FormBug,
 }
 
-impl ReaderFactory for FormBroken {
-    fn name(&self) -> String {
-        format!("broken: {}", self.name)
-    }
-
+impl FormView {
     fn open(
-        &self,
         path: &Path,
         key: Option<&[u8]>,
         aes256: bool,
+        bug: FormBug,
     ) -> Result<Box<dyn ReaderView>, String> {
         let store = RealReader::new()
             .open_store(path, key, aes256)
             .map_err(|e| e.to_string())?;
         Ok(Box::new(FormView {
             inner: conformance::real::StoreView { store },
-            bug: self.bug,
+            bug,
         }))
     }
 }
@@ -609,7 +604,7 @@ impl ReaderView for FormView {
                     *read = snap.raw_value(key).and_then(|p| {
                         let mut long = p.to_vec();
                         long.push(0);
-                        decode_payload(&long, ty)
+                        read_payload(&long, ty)
                     });
                 }
             }
@@ -709,94 +704,121 @@ impl ReaderView for FormView {
     }
 }
 
-/// Runs `bug` through the workloads of `kind` on the newest version with it; returns the
-/// minimal workload.
-fn form_bug_caught(name: &'static str, bug: FormBug, kind: StoreKind) -> Workload {
-    let lib = newest_with(kind);
-    let reader = FormBroken { name, bug };
-    expect_failure(&lib, kind, &reader, small(12), 64, 256)
+/// What the minimal workload that catches a form bug must be.
+#[derive(Clone, Copy, Debug)]
+enum Minimal {
+    /// One set of any value.
+    OneSet,
+    /// Some set with an expire duration.
+    ExpiringSet,
+    /// One set of a string vector with a non-UTF-8 item.
+    NonUtf8StringVector,
+}
+
+/// Runs each bug through the workloads of its kind on the newest version with it and checks
+/// the minimal workload that caught it.
+fn form_bugs_caught(bugs: &[(&'static str, FormBug, StoreKind, Minimal)]) {
+    for &(name, bug, kind, minimal) in bugs {
+        let lib = newest_with(kind);
+        let reader = Broken {
+            name,
+            bug: Bug::Form(bug),
+        };
+        let ops = expect_failure(&lib, kind, &reader, small(12), 64, 256).ops;
+        let ok = match minimal {
+            Minimal::OneSet => ops.len() == 1 && sets(&ops).len() == 1,
+            Minimal::ExpiringSet => ops
+                .iter()
+                .any(|op| matches!(op, Op::Set { expire: Some(d), .. } if *d != 0)),
+            Minimal::NonUtf8StringVector => {
+                ops.len() == 1
+                    && matches!(
+                        &ops[0],
+                        Op::Set {
+                            value: Value::ByteStrings(_),
+                            ..
+                        }
+                    )
+            }
+        };
+        assert!(ok, "{name}: expected {minimal:?}: {ops:?}");
+    }
 }
 
 #[test]
 fn store_level_getter_bugs_are_caught() {
-    for (name, bug) in [
-        ("Store::len off by one", FormBug::StoreLenOffByOne),
-        ("Store::keys drops its last key", FormBug::StoreKeysDropLast),
-        ("Store::contains never", FormBug::StoreContainsNever),
-    ] {
-        let ops = form_bug_caught(name, bug, StoreKind::Plain).ops;
-        assert!(ops.len() <= 1, "{name}: not minimal: {ops:?}");
-    }
-    let ops = form_bug_caught(
-        "Store::expire_at never",
-        FormBug::StoreExpireNever,
-        StoreKind::Expire,
-    )
-    .ops;
-    assert!(
-        ops.iter()
-            .any(|op| matches!(op, Op::Set { expire: Some(d), .. } if *d != 0)),
-        "expected a set with an expire duration: {ops:?}"
-    );
+    use FormBug::*;
+    use Minimal::*;
+    form_bugs_caught(&[
+        (
+            "Store::len off by one",
+            StoreLenOffByOne,
+            StoreKind::Plain,
+            OneSet,
+        ),
+        (
+            "Store::keys drops its last key",
+            StoreKeysDropLast,
+            StoreKind::Plain,
+            OneSet,
+        ),
+        (
+            "Store::contains never",
+            StoreContainsNever,
+            StoreKind::Plain,
+            OneSet,
+        ),
+        (
+            "Store::expire_at never",
+            StoreExpireNever,
+            StoreKind::Expire,
+            ExpiringSet,
+        ),
+    ]);
 }
 
 #[test]
 fn listing_and_raw_value_bugs_are_caught() {
-    let ops = form_bug_caught(
-        "iter drops its last pair",
-        FormBug::IterDropsLast,
-        StoreKind::Plain,
-    )
-    .ops;
-    assert_eq!(ops.len(), 1, "not minimal: {ops:?}");
-    let ops = form_bug_caught(
-        "raw_value one byte long",
-        FormBug::RawValueOneByteLong,
-        StoreKind::Plain,
-    )
-    .ops;
-    assert_eq!(ops.len(), 1, "not minimal: {ops:?}");
-    let ops = form_bug_caught(
-        "entries expire time never",
-        FormBug::EntriesExpireNever,
-        StoreKind::Expire,
-    )
-    .ops;
-    assert!(
-        ops.iter()
-            .any(|op| matches!(op, Op::Set { expire: Some(d), .. } if *d != 0)),
-        "expected a set with an expire duration: {ops:?}"
-    );
-}
-
-#[test]
-fn bytes_vec_dropping_its_last_element_is_caught() {
-    let ops = form_bug_caught(
-        "get_bytes_vec drops the last element",
-        FormBug::BytesVecDropsLast,
-        StoreKind::Plain,
-    )
-    .ops;
-    assert_eq!(ops.len(), 1, "not minimal: {ops:?}");
-}
-
-#[test]
-fn bytes_vec_lossy_on_non_utf8_items_is_caught() {
-    let ops = form_bug_caught(
-        "get_bytes_vec items as lossy UTF-8",
-        FormBug::BytesVecLossy,
-        StoreKind::Plain,
-    )
-    .ops;
-    assert_eq!(ops.len(), 1, "not minimal: {ops:?}");
-    assert!(
-        matches!(
-            &ops[0],
-            Op::Set {
-                value: Value::ByteStrings(_),
-                ..
-            }
+    use FormBug::*;
+    use Minimal::*;
+    form_bugs_caught(&[
+        (
+            "iter drops its last pair",
+            IterDropsLast,
+            StoreKind::Plain,
+            OneSet,
         ),
-        "expected a set of a string vector with a non-UTF-8 item: {ops:?}"
-    );
+        (
+            "raw_value one byte long",
+            RawValueOneByteLong,
+            StoreKind::Plain,
+            OneSet,
+        ),
+        (
+            "entries expire time never",
+            EntriesExpireNever,
+            StoreKind::Expire,
+            ExpiringSet,
+        ),
+    ]);
+}
+
+#[test]
+fn bytes_vec_bugs_are_caught() {
+    use FormBug::*;
+    use Minimal::*;
+    form_bugs_caught(&[
+        (
+            "get_bytes_vec drops the last element",
+            BytesVecDropsLast,
+            StoreKind::Plain,
+            OneSet,
+        ),
+        (
+            "get_bytes_vec items as lossy UTF-8",
+            BytesVecLossy,
+            StoreKind::Plain,
+            NonUtf8StringVector,
+        ),
+    ]);
 }
