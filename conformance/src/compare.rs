@@ -141,8 +141,8 @@ fn agreeing<T: PartialEq>(
 /// Reads `keys` (and the reader's own keys) through `reader` with every getter in `getters`.
 ///
 /// Every form the reader offers of each result (its [`ReaderView::read_paths`],
-/// [`ReaderView::key_sets`], [`ReaderView::counts`], [`ReaderView::contains_paths`],
-/// [`ReaderView::expire_paths`] and [`ReaderView::listings`]) must agree with the first, which
+/// [`ReaderView::raw_values`], [`ReaderView::key_sets`], [`ReaderView::counts`],
+/// [`ReaderView::contains_paths`], [`ReaderView::expire_paths`] and [`ReaderView::listings`]) must agree with the first, which
 /// is the one compared with the official library; disagreements are recorded as
 /// [`ReaderReads::inconsistent`].
 pub fn capture_reader(
@@ -203,13 +203,27 @@ pub fn capture_reader(
                 &mut inconsistent,
             )
             .unwrap_or(false);
+            // Every raw payload form must hold the same bytes; the first, decoded with each
+            // getter type, must read as the getters do (and so as the official getters).
+            let mut raw_forms = reader.raw_values(&k);
+            for (name, map) in &listings {
+                raw_forms.push((name, map.get(&k).map(|(p, _)| p.clone())));
+            }
+            let raw_name = raw_forms.first().map(|(name, _)| *name);
+            let raw = agreeing(
+                Some(&k),
+                "raw payload",
+                raw_forms,
+                |r| show(&r.clone().map(Value::Bytes)),
+                &mut inconsistent,
+            )
+            .flatten();
             let reads = getters
                 .iter()
                 .map(|&t| {
                     let mut paths = reader.read_paths(&k, t);
-                    for (name, map) in &listings {
-                        let listed = map.get(&k).and_then(|(p, _)| read_payload(p, t));
-                        paths.push((name, listed));
+                    if let Some(name) = raw_name {
+                        paths.push((name, raw.as_deref().and_then(|p| read_payload(p, t))));
                     }
                     agreeing(
                         Some(&k),

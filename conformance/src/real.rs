@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use mmkv_reader::{Clock, Options, ReloadStats, SnapshotData, Store, SystemClock};
 
-use crate::fault::reads::read_payload;
 use crate::value::{Value, ValueType};
 use crate::view::{Listed, ReaderFactory, ReaderView};
 
@@ -133,22 +132,22 @@ impl ReaderView for StoreView {
         read_snapshot(&self.store.snapshot(), key, ty)
     }
 
-    /// The snapshot getters, the store's copy getters, the borrowed view's getters, and the
-    /// snapshot's and the store's `raw_value` decoded with the getter's type.
+    /// The snapshot getters, the store's copy getters and the borrowed view's getters.
     fn read_paths(&self, key: &[u8], ty: ValueType) -> Vec<(&'static str, Option<Value>)> {
-        let snap = self.store.snapshot();
         vec![
-            ("snapshot", read_snapshot(&snap, key, ty)),
+            ("snapshot", read_snapshot(&self.store.snapshot(), key, ty)),
             ("copy getter", read_store(&self.store, key, ty)),
             ("view", read_snapshot(&self.store.view(), key, ty)),
+        ]
+    }
+
+    fn raw_values(&self, key: &[u8]) -> Vec<(&'static str, Option<Vec<u8>>)> {
+        vec![
             (
                 "snapshot raw_value",
-                snap.raw_value(key).and_then(|p| read_payload(p, ty)),
+                self.store.snapshot().raw_value(key).map(<[u8]>::to_vec),
             ),
-            (
-                "Store::raw_value",
-                self.store.raw_value(key).and_then(|p| read_payload(&p, ty)),
-            ),
+            ("Store::raw_value", self.store.raw_value(key)),
         ]
     }
 

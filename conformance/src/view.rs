@@ -41,6 +41,12 @@ pub trait ReaderView {
     fn expire_paths(&self, key: &[u8]) -> Vec<(&'static str, Option<u32>)> {
         vec![("expire_at", self.expire_at(key))]
     }
+    /// Every form of the raw payload of `key` (named, e.g. the snapshot's and the store's
+    /// `raw_value`); each is decoded with every getter type and must give what the getters
+    /// return. Default: none.
+    fn raw_values(&self, _key: &[u8]) -> Vec<(&'static str, Option<Vec<u8>>)> {
+        Vec::new()
+    }
     /// Whole-store listings (named, e.g. `iter`, `entries`), taken from one snapshot: every
     /// present key with its raw payload and, where the listing has it, its expire time
     /// (`Some(0)`: never). Their key sets must equal the reader's key set, each payload must

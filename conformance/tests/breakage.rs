@@ -31,7 +31,6 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use conformance::fault::reads::read_payload;
 use conformance::golden::{check_corpus_dir, corpus_root};
 use conformance::official::OfficialLib;
 use conformance::prop::{check_migration, check_property, PropConfig, PropOutcome};
@@ -596,20 +595,20 @@ impl ReaderView for FormView {
         self.inner.read(key, ty)
     }
     fn read_paths(&self, key: &[u8], ty: ValueType) -> Vec<(&'static str, Option<Value>)> {
-        let mut paths = self.inner.read_paths(key, ty);
+        self.inner.read_paths(key, ty)
+    }
+    fn raw_values(&self, key: &[u8]) -> Vec<(&'static str, Option<Vec<u8>>)> {
+        let mut raws = self.inner.raw_values(key);
         if let FormBug::RawValueOneByteLong = self.bug {
-            for (name, read) in &mut paths {
+            for (name, raw) in &mut raws {
                 if *name == "snapshot raw_value" {
-                    let snap = self.inner.store.snapshot();
-                    *read = snap.raw_value(key).and_then(|p| {
-                        let mut long = p.to_vec();
-                        long.push(0);
-                        read_payload(&long, ty)
-                    });
+                    if let Some(p) = raw.as_mut() {
+                        p.push(0);
+                    }
                 }
             }
         }
-        paths
+        raws
     }
     fn contains(&self, key: &[u8]) -> bool {
         self.inner.contains(key)
