@@ -5,6 +5,7 @@ use std::fmt;
 
 use crate::error::Result;
 use crate::exceptions::{accepted, Difference, Scope};
+use crate::fault::reads::read_payload;
 use crate::kind::Features;
 use crate::official::OfficialStore;
 use crate::value::{show, Value, ValueType};
@@ -91,6 +92,9 @@ pub struct ReaderReads {
     pub keys: BTreeSet<Vec<u8>>,
     /// The reader's count.
     pub count: usize,
+    /// Per key read with the string-vector getter: the reader's raw byte-string vector
+    /// (`get_bytes_vec`), for readers that offer it.
+    pub bytes_vec: BTreeMap<Vec<u8>, Option<Vec<Vec<u8>>>>,
     /// Reads on which the reader's own getter paths (snapshot, copy getter, view) disagreed.
     pub inconsistent: Vec<Mismatch>,
 }
@@ -107,14 +111,79 @@ impl ReaderReads {
     }
 }
 
+/// One listing of [`ReaderView::listings`] by key: raw payload and expire time.
+type ListingMap = BTreeMap<Vec<u8>, (Vec<u8>, Option<u32>)>;
+
+/// The first of several named forms of one reader result; every other form that differs
+/// from it is recorded in `out` as an inconsistency of the reader (`what`: first vs other).
+fn agreeing<T: PartialEq>(
+    key: Option<&[u8]>,
+    what: &str,
+    paths: Vec<(&'static str, T)>,
+    render: impl Fn(&T) -> String,
+    out: &mut Vec<Mismatch>,
+) -> Option<T> {
+    let mut paths = paths.into_iter();
+    let (first_name, first) = paths.next()?;
+    for (name, other) in paths {
+        if other != first {
+            out.push(Mismatch {
+                key: key.map(<[u8]>::to_vec),
+                what: format!("{what}: reader {first_name} vs reader {name}"),
+                official: render(&first),
+                reader: render(&other),
+            });
+        }
+    }
+    Some(first)
+}
+
 /// Reads `keys` (and the reader's own keys) through `reader` with every getter in `getters`.
+///
+/// Every form the reader offers of each result (its [`ReaderView::read_paths`],
+/// [`ReaderView::raw_values`], [`ReaderView::key_sets`], [`ReaderView::counts`],
+/// [`ReaderView::contains_paths`], [`ReaderView::expire_paths`] and [`ReaderView::listings`]) must agree with the first, which
+/// is the one compared with the official library; disagreements are recorded as
+/// [`ReaderReads::inconsistent`].
 pub fn capture_reader(
     reader: &dyn ReaderView,
     keys: &[Vec<u8>],
     getters: &[ValueType],
 ) -> ReaderReads {
-    let own: BTreeSet<Vec<u8>> = reader.keys().into_iter().collect();
-    let count = reader.count();
+    let mut inconsistent = Vec::new();
+    let set_of = |(name, ks): (&'static str, Vec<Vec<u8>>)| (name, ks.into_iter().collect());
+    let own: BTreeSet<Vec<u8>> = agreeing(
+        None,
+        "keys",
+        reader.key_sets().into_iter().map(set_of).collect(),
+        render_keys,
+        &mut inconsistent,
+    )
+    .unwrap_or_default();
+    let count = agreeing(
+        None,
+        "count",
+        reader.counts(),
+        usize::to_string,
+        &mut inconsistent,
+    )
+    .unwrap_or_default();
+    let listings: Vec<(&'static str, ListingMap)> = reader
+        .listings()
+        .into_iter()
+        .map(|(name, items)| {
+            let map: BTreeMap<_, _> = items.into_iter().map(|(k, p, t)| (k, (p, t))).collect();
+            let listed: BTreeSet<Vec<u8>> = map.keys().cloned().collect();
+            agreeing(
+                None,
+                "keys",
+                vec![("keys", own.clone()), (name, listed)],
+                render_keys,
+                &mut inconsistent,
+            );
+            (name, map)
+        })
+        .collect();
     let mut all: Vec<Vec<u8>> = keys.to_vec();
     let listed: BTreeSet<&Vec<u8>> = keys.iter().collect();
     for k in &own {
@@ -122,41 +191,84 @@ pub fn capture_reader(
             all.push(k.clone());
         }
     }
-    let mut inconsistent = Vec::new();
+    let mut bytes_vec = BTreeMap::new();
     let per_key = all
         .into_iter()
         .map(|k| {
-            let contains = reader.contains(&k);
+            let contains = agreeing(
+                Some(&k),
+                "contains",
+                reader.contains_paths(&k),
+                bool::to_string,
+                &mut inconsistent,
+            )
+            .unwrap_or(false);
+            // Every raw payload form must hold the same bytes; the first, decoded with each
+            // getter type, must read as the getters do (and so as the official getters).
+            let mut raw_forms = reader.raw_values(&k);
+            for (name, map) in &listings {
+                raw_forms.push((name, map.get(&k).map(|(p, _)| p.clone())));
+            }
+            let raw_name = raw_forms.first().map(|(name, _)| *name);
+            let raw = agreeing(
+                Some(&k),
+                "raw payload",
+                raw_forms,
+                |r| show(&r.clone().map(Value::Bytes)),
+                &mut inconsistent,
+            )
+            .flatten();
             let reads = getters
                 .iter()
                 .map(|&t| {
-                    let mut paths = reader.read_paths(&k, t).into_iter();
-                    let (first_name, first) = paths.next().unwrap_or(("read", None));
-                    for (name, other) in paths {
-                        if other != first {
-                            inconsistent.push(Mismatch {
-                                key: Some(k.clone()),
-                                what: format!("get {t}: reader {first_name} vs reader {name}"),
-                                official: show(&first),
-                                reader: show(&other),
-                            });
-                        }
+                    let mut paths = reader.read_paths(&k, t);
+                    if let Some(name) = raw_name {
+                        paths.push((name, raw.as_deref().and_then(|p| read_payload(p, t))));
                     }
-                    first
+                    agreeing(
+                        Some(&k),
+                        &format!("get {t}"),
+                        paths,
+                        show,
+                        &mut inconsistent,
+                    )
+                    .flatten()
                 })
                 .collect();
+            if getters.contains(&ValueType::Strings) {
+                if let Some(v) = reader.bytes_vec(&k) {
+                    bytes_vec.insert(k.clone(), v);
+                }
+            }
             (k, contains, reads)
         })
         .collect();
     let expire_at = own
         .iter()
-        .map(|k| (k.clone(), reader.expire_at(k).filter(|t| *t != 0)))
+        .map(|k| {
+            let mut paths = reader.expire_paths(k);
+            for (name, map) in &listings {
+                if let Some((_, Some(t))) = map.get(k) {
+                    paths.push((name, Some(*t)));
+                }
+            }
+            let t = agreeing(
+                Some(k),
+                "expire_at",
+                paths,
+                |t| format!("{t:?}"),
+                &mut inconsistent,
+            )
+            .flatten();
+            (k.clone(), t.filter(|t| *t != 0))
+        })
         .collect();
     ReaderReads {
         per_key,
         expire_at,
         keys: own,
         count,
+        bytes_vec,
         inconsistent,
     }
 }
@@ -199,6 +311,19 @@ pub fn compare_with_official(
         for (i, &ty) in getters.iter().enumerate() {
             let official_read = official.get(key, ty)?;
             let reader_read = &reader_reads[i];
+            if ty == ValueType::Strings && official_read == *reader_read {
+                if let Some(reader_vec) = reads.bytes_vec.get(key) {
+                    let official_vec = official.get_bytes_vec(key)?;
+                    if official_vec != *reader_vec {
+                        out.push(Mismatch {
+                            key: Some(key.clone()),
+                            what: "get_bytes_vec".to_string(),
+                            official: format!("{official_vec:?}"),
+                            reader: format!("{reader_vec:?}"),
+                        });
+                    }
+                }
+            }
             if !agrees(scope, ty, &official_read, reader_read) {
                 out.push(Mismatch {
                     key: Some(key.clone()),

@@ -155,6 +155,9 @@ impl Entry {
             Value::String(x) => s(x.clone()),
             Value::Bytes(x) => s(hex_bytes::encode(x)),
             Value::Strings(v) => J::Array(v.iter().map(|x| s(x.clone())).collect()),
+            // Never read back by a getter (the string-vector getter is UTF-8-only); written
+            // values of this kind are listed as hex items.
+            Value::ByteStrings(v) => J::Array(v.iter().map(|x| s(hex_bytes::encode(x))).collect()),
             Value::VecI32(v) => J::Array(v.iter().map(|x| s(x.to_string())).collect()),
             Value::VecU32(v) => J::Array(v.iter().map(|x| s(x.to_string())).collect()),
             Value::VecI64(v) => J::Array(v.iter().map(|x| s(x.to_string())).collect()),

@@ -53,6 +53,8 @@ pub trait OfficialStore {
     fn sync(&mut self) -> Result<()>;
     /// The official getter of type `ty` (`None` = no value / has-value flag false).
     fn get(&mut self, key: &[u8], ty: ValueType) -> Result<Option<Value>>;
+    /// `getVector` of `std::string`s as raw byte strings (`None` = no value).
+    fn get_bytes_vec(&mut self, key: &[u8]) -> Result<Option<Vec<Vec<u8>>>>;
     /// `containsKey`.
     fn contains(&mut self, key: &[u8]) -> Result<bool>;
     /// `allKeys(filterExpire)` (the flag is ignored by versions without it).

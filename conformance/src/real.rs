@@ -6,7 +6,7 @@ use std::sync::Arc;
 use mmkv_reader::{Clock, Options, ReloadStats, SnapshotData, Store, SystemClock};
 
 use crate::value::{Value, ValueType};
-use crate::view::{ReaderFactory, ReaderView};
+use crate::view::{Listed, ReaderFactory, ReaderView};
 
 /// The real `mmkv_reader::Store` with a configurable clock (the system clock by default, which
 /// is the official library's notion of now: `time(nullptr)`).
@@ -139,6 +139,65 @@ impl ReaderView for StoreView {
             ("copy getter", read_store(&self.store, key, ty)),
             ("view", read_snapshot(&self.store.view(), key, ty)),
         ]
+    }
+
+    fn raw_values(&self, key: &[u8]) -> Vec<(&'static str, Option<Vec<u8>>)> {
+        vec![
+            (
+                "snapshot raw_value",
+                self.store.snapshot().raw_value(key).map(<[u8]>::to_vec),
+            ),
+            ("Store::raw_value", self.store.raw_value(key)),
+        ]
+    }
+
+    fn key_sets(&self) -> Vec<(&'static str, Vec<Vec<u8>>)> {
+        vec![("keys", self.keys()), ("Store::keys", self.store.keys())]
+    }
+
+    fn counts(&self) -> Vec<(&'static str, usize)> {
+        vec![("len", self.count()), ("Store::len", self.store.len())]
+    }
+
+    fn contains_paths(&self, key: &[u8]) -> Vec<(&'static str, bool)> {
+        vec![
+            ("contains", self.contains(key)),
+            ("Store::contains", self.store.contains(key)),
+        ]
+    }
+
+    fn expire_paths(&self, key: &[u8]) -> Vec<(&'static str, Option<u32>)> {
+        vec![
+            ("expire_at", self.expire_at(key)),
+            ("Store::expire_at", self.store.expire_at(key)),
+        ]
+    }
+
+    fn listings(&self) -> Vec<(&'static str, Vec<Listed>)> {
+        let snap = self.store.snapshot();
+        vec![
+            (
+                "iter",
+                snap.iter()
+                    .map(|(k, p)| (k.to_vec(), p.to_vec(), None))
+                    .collect(),
+            ),
+            (
+                "entries",
+                snap.entries()
+                    .map(|(k, p, t)| (k.to_vec(), p.to_vec(), Some(t)))
+                    .collect(),
+            ),
+        ]
+    }
+
+    fn bytes_vec(&self, key: &[u8]) -> Option<Option<Vec<Vec<u8>>>> {
+        Some(
+            self.store
+                .snapshot()
+                .get_bytes_vec(key)
+                .map(|v| v.into_iter().map(<[u8]>::to_vec).collect()),
+        )
     }
 
     fn contains(&self, key: &[u8]) -> bool {

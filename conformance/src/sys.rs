@@ -140,6 +140,7 @@ impl OfficialStore for SysStore {
             Value::String(v) => i.set_string(key, v.as_bytes(), expire),
             Value::Bytes(v) => i.set_bytes(key, v, expire),
             Value::Strings(v) => i.set_string_vec(key, v, expire),
+            Value::ByteStrings(v) => i.set_string_vec(key, v, expire),
             Value::VecI32(v) => i.set_vec_i32(key, v, expire),
             Value::VecU32(v) => i.set_vec_u32(key, v, expire),
             Value::VecI64(v) => i.set_vec_i64(key, v, expire),
@@ -230,6 +231,11 @@ impl OfficialStore for SysStore {
             ValueType::VecBool => i.get_vec_bool(key).map(|v| v.map(Value::VecBool)),
         };
         r.map_err(|e| self.err(e))
+    }
+
+    fn get_bytes_vec(&mut self, key: &[u8]) -> Result<Option<Vec<Vec<u8>>>> {
+        let i = self.inst()?;
+        i.get_string_vec(key).map_err(|e| self.err(e))
     }
 
     fn contains(&mut self, key: &[u8]) -> Result<bool> {

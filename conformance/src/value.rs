@@ -35,6 +35,9 @@ pub enum Value {
     Bytes(#[serde(with = "hex_bytes")] Vec<u8>),
     /// `std::vector<std::string>`
     Strings(Vec<String>),
+    /// `std::vector<std::string>` with items of any bytes (written only; read back through the
+    /// string-vector getter, which is UTF-8-only, and `get_bytes_vec`); items as hex
+    ByteStrings(#[serde(with = "hex_bytes::many")] Vec<Vec<u8>>),
     /// `std::vector<int32_t>`
     VecI32(Vec<i32>),
     /// `std::vector<uint32_t>`
@@ -64,7 +67,7 @@ impl Value {
             Value::F64(_) => ValueType::F64,
             Value::String(_) => ValueType::String,
             Value::Bytes(_) => ValueType::Bytes,
-            Value::Strings(_) => ValueType::Strings,
+            Value::Strings(_) | Value::ByteStrings(_) => ValueType::Strings,
             Value::VecI32(_) => ValueType::VecI32,
             Value::VecU32(_) => ValueType::VecU32,
             Value::VecI64(_) => ValueType::VecI64,
@@ -84,6 +87,7 @@ impl Value {
             Value::String(s) => s.len() + 5,
             Value::Bytes(b) => b.len() + 5,
             Value::Strings(v) => v.iter().map(|s| s.len() + 5).sum::<usize>() + 5,
+            Value::ByteStrings(v) => v.iter().map(|s| s.len() + 5).sum::<usize>() + 5,
             Value::VecI32(v) => v.len() * 10 + 5,
             Value::VecU32(v) => v.len() * 5 + 5,
             Value::VecI64(v) => v.len() * 10 + 5,
@@ -109,6 +113,7 @@ impl PartialEq for Value {
             (Value::String(a), Value::String(b)) => a == b,
             (Value::Bytes(a), Value::Bytes(b)) => a == b,
             (Value::Strings(a), Value::Strings(b)) => a == b,
+            (Value::ByteStrings(a), Value::ByteStrings(b)) => a == b,
             (Value::VecI32(a), Value::VecI32(b)) => a == b,
             (Value::VecU32(a), Value::VecU32(b)) => a == b,
             (Value::VecI64(a), Value::VecI64(b)) => a == b,
@@ -153,6 +158,10 @@ impl fmt::Display for Value {
             Value::String(v) => format!("[{}] {v:?}", v.len()),
             Value::Bytes(v) => format!("[{}] {}", v.len(), hex_bytes::encode(v)),
             Value::Strings(v) => format!("{v:?}"),
+            Value::ByteStrings(v) => format!(
+                "{:?}",
+                v.iter().map(|b| hex_bytes::encode(b)).collect::<Vec<_>>()
+            ),
             Value::VecI32(v) => format!("{v:?}"),
             Value::VecU32(v) => format!("{v:?}"),
             Value::VecI64(v) => format!("{v:?}"),
@@ -313,6 +322,26 @@ pub mod hex_bytes {
         let text = String::deserialize(deserializer)?;
         decode(&text).ok_or_else(|| serde::de::Error::custom("invalid hex string"))
     }
+
+    /// serde `with` module for a list of byte strings, each as a hex string.
+    pub mod many {
+        use serde::{Deserialize, Deserializer, Serializer};
+
+        /// Serializes.
+        pub fn serialize<S: Serializer>(items: &[Vec<u8>], s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(items.iter().map(|b| super::encode(b)))
+        }
+
+        /// Deserializes.
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<u8>>, D::Error> {
+            Vec::<String>::deserialize(d)?
+                .iter()
+                .map(|t| {
+                    super::decode(t).ok_or_else(|| serde::de::Error::custom("invalid hex string"))
+                })
+                .collect()
+        }
+    }
 }
 
 #[cfg(test)]
@@ -325,6 +354,15 @@ mod tests {
         assert_eq!(Value::F64(f64::INFINITY), Value::F64(f64::INFINITY));
         assert_ne!(Value::VecF64(vec![0.0]), Value::VecF64(vec![-0.0]));
         assert_ne!(Value::I32(1), Value::U32(1));
+    }
+
+    #[test]
+    fn byte_strings_round_trip_through_yaml() {
+        let v = Value::ByteStrings(vec![vec![0xff, 0], b"ok".to_vec(), vec![]]);
+        let text = serde_norway::to_string(&v).unwrap();
+        assert!(text.contains("ff00"), "{text}");
+        assert_eq!(serde_norway::from_str::<Value>(&text).unwrap(), v);
+        assert_eq!(v.value_type(), ValueType::Strings);
     }
 
     #[test]

@@ -22,11 +22,53 @@ pub trait ReaderView {
     fn read_paths(&self, key: &[u8], ty: ValueType) -> Vec<(&'static str, Option<Value>)> {
         vec![("read", self.read(key, ty))]
     }
+    /// Every form of the key set the reader offers (named); they must all equal the first,
+    /// which is compared with the official key set. Default: [`ReaderView::keys`] alone.
+    fn key_sets(&self) -> Vec<(&'static str, Vec<Vec<u8>>)> {
+        vec![("keys", self.keys())]
+    }
+    /// Every form of the count (named); they must all agree. Default: [`ReaderView::count`].
+    fn counts(&self) -> Vec<(&'static str, usize)> {
+        vec![("count", self.count())]
+    }
+    /// Every form of `contains` (named); they must all agree. Default:
+    /// [`ReaderView::contains`].
+    fn contains_paths(&self, key: &[u8]) -> Vec<(&'static str, bool)> {
+        vec![("contains", self.contains(key))]
+    }
+    /// Every form of the expire time (named); they must all agree. Default:
+    /// [`ReaderView::expire_at`].
+    fn expire_paths(&self, key: &[u8]) -> Vec<(&'static str, Option<u32>)> {
+        vec![("expire_at", self.expire_at(key))]
+    }
+    /// Every form of the raw payload of `key` (named, e.g. the snapshot's and the store's
+    /// `raw_value`); each is decoded with every getter type and must give what the getters
+    /// return. Default: none.
+    fn raw_values(&self, _key: &[u8]) -> Vec<(&'static str, Option<Vec<u8>>)> {
+        Vec::new()
+    }
+    /// Whole-store listings (named, e.g. `iter`, `entries`), taken from one snapshot: every
+    /// present key with its raw payload and, where the listing has it, its expire time
+    /// (`Some(0)`: never). Their key sets must equal the reader's key set, each payload must
+    /// decode (with every getter type) to what the getters return, and each expire time must
+    /// equal the reader's `expire_at`. Default: none.
+    fn listings(&self) -> Vec<(&'static str, Vec<Listed>)> {
+        Vec::new()
+    }
+    /// The string-vector getter as raw byte strings (no UTF-8 requirement), compared with the
+    /// official `getVector` of `std::string`s; `None` for readers without such a getter.
+    fn bytes_vec(&self, _key: &[u8]) -> Option<Option<Vec<Vec<u8>>>> {
+        None
+    }
     /// Reload counters of a reader kept open (`None` for readers without them).
     fn stats(&self) -> Option<mmkv_reader::ReloadStats> {
         None
     }
 }
+
+/// One entry of a [`ReaderView::listings`] listing: key, raw payload, expire time (when
+/// the listing reports it).
+pub type Listed = (Vec<u8>, Vec<u8>, Option<u32>);
 
 /// Opens readers on store files; `Sync` so one factory serves every test thread.
 pub trait ReaderFactory: Sync {

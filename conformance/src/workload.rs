@@ -376,6 +376,27 @@ fn u64_any() -> impl Strategy<Value = u64> {
     ]
 }
 
+/// A `std::vector<std::string>` with at least one item that is not UTF-8 (it ends in 0xff),
+/// next to UTF-8 ones: the case where only `get_bytes_vec` reads the value.
+fn byte_strings(max: usize) -> impl Strategy<Value = Vec<Vec<u8>>> {
+    let item = prop_oneof![
+        small_string().prop_map(String::into_bytes),
+        prop::collection::vec(any::<u8>(), 0..8).prop_map(|mut b| {
+            b.push(0xff);
+            b
+        }),
+    ];
+    (
+        prop::collection::vec(item, 0..max),
+        prop::collection::vec(any::<u8>(), 0..8),
+    )
+        .prop_map(|(mut items, mut bad)| {
+            bad.push(0xff);
+            items.push(bad);
+            items
+        })
+}
+
 /// Values of every type the version supports (typed vectors only with `typed_vectors`).
 pub fn value_strategy(features: Features, cfg: GenConfig) -> BoxedStrategy<Value> {
     const V: usize = 6;
@@ -401,6 +422,7 @@ pub fn value_strategy(features: Features, cfg: GenConfig) -> BoxedStrategy<Value
                 .prop_map(Value::Strings)
                 .boxed(),
         ),
+        (2, byte_strings(V).prop_map(Value::ByteStrings).boxed()),
     ];
     if big > 0 {
         choices.push((

@@ -22,6 +22,11 @@
 //! - `Bug::Stale(Stale::MetaUpgrade)`: a long-lived reader that cannot follow a version migration (its
 //!   reload fails once the meta version differs from the one it opened with, as when a v1.2
 //!   file is continued by v1.3+); not caught by single-version workloads, caught by migration.
+//! - `FormBug`: one form of a reader result wrong while every other form is right: `Store::len`
+//!   off by one, `Store::keys` / `iter` losing their last key, `Store::contains` never true,
+//!   `Store::expire_at` / `entries` reporting "never", the snapshot's `raw_value` one byte
+//!   long, `get_bytes_vec` losing its last item or reading items as lossy UTF-8 (caught only
+//!   because the workloads write string vectors with non-UTF-8 items).
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -32,6 +37,7 @@ use conformance::prop::{check_migration, check_property, PropConfig, PropOutcome
 use conformance::real::read_snapshot;
 use conformance::run::load_repro;
 use conformance::sys::{built_versions, SysLib};
+use conformance::view::Listed;
 use conformance::workload::{GenConfig, Op, Repro, Workload, PAST_EXPIRE, SHORT_EXPIRE};
 use conformance::{ReaderFactory, ReaderView, RealReader, StoreKind, Value, ValueType};
 use mmkv_reader::{FixedClock, ReloadStats, Snapshot, Store};
@@ -263,6 +269,8 @@ enum Bug {
     KeysAsCStrings,
     /// A long-lived reader that cannot follow one kind of change ([`StaleView`]).
     Stale(Stale),
+    /// One form of a reader result wrong ([`FormView`]).
+    Form(FormBug),
 }
 
 struct BrokenView(Box<dyn ReaderView>, Bug);
@@ -280,6 +288,7 @@ impl ReaderFactory for Broken {
     ) -> Result<Box<dyn ReaderView>, String> {
         match self.bug {
             Bug::Stale(stale) => StaleView::open(path, key, aes256, stale),
+            Bug::Form(bug) => FormView::open(path, key, aes256, bug),
             bug => Ok(Box::new(BrokenView(
                 RealReader::new().open(path, key, aes256)?,
                 bug,
@@ -530,4 +539,285 @@ fn meta_upgrade_not_followed_is_caught_by_migration() {
         1,
         "expected the failure after the version switch: {repro:?}"
     );
+}
+
+/// A bug in one form of a reader result (a `Store`-level getter, a listing, `raw_value`,
+/// `get_bytes_vec`), injected into the real reader's named form; every other form stays right,
+/// so only the comparison of that form can catch it.
+#[derive(Clone, Copy)]
+enum FormBug {
+    /// `Store::len` counts one too many.
+    StoreLenOffByOne,
+    /// `Store::keys` loses its last key.
+    StoreKeysDropLast,
+    /// `Store::contains` says no for every key.
+    StoreContainsNever,
+    /// `Store::expire_at` reports "never" for every key.
+    StoreExpireNever,
+    /// `iter` drops its last pair.
+    IterDropsLast,
+    /// `entries` reports expire time 0 (never) for every key.
+    EntriesExpireNever,
+    /// The snapshot's `raw_value` includes one byte too many (as if the expire suffix or the
+    /// next record leaked into it).
+    RawValueOneByteLong,
+    /// `get_bytes_vec` drops the last element.
+    BytesVecDropsLast,
+    /// `get_bytes_vec` items decoded as lossy UTF-8 (invalid bytes replaced): wrong only for
+    /// string vectors whose items are not UTF-8.
+    BytesVecLossy,
+}
+
+struct FormView {
+    inner: conformance::real::StoreView,
+    bug: FormBug,
+}
+
+impl FormView {
+    fn open(
+        path: &Path,
+        key: Option<&[u8]>,
+        aes256: bool,
+        bug: FormBug,
+    ) -> Result<Box<dyn ReaderView>, String> {
+        let store = RealReader::new()
+            .open_store(path, key, aes256)
+            .map_err(|e| e.to_string())?;
+        Ok(Box::new(FormView {
+            inner: conformance::real::StoreView { store },
+            bug,
+        }))
+    }
+}
+
+impl ReaderView for FormView {
+    fn read(&self, key: &[u8], ty: ValueType) -> Option<Value> {
+        self.inner.read(key, ty)
+    }
+    fn read_paths(&self, key: &[u8], ty: ValueType) -> Vec<(&'static str, Option<Value>)> {
+        self.inner.read_paths(key, ty)
+    }
+    fn raw_values(&self, key: &[u8]) -> Vec<(&'static str, Option<Vec<u8>>)> {
+        let mut raws = self.inner.raw_values(key);
+        if let FormBug::RawValueOneByteLong = self.bug {
+            for (name, raw) in &mut raws {
+                if *name == "snapshot raw_value" {
+                    if let Some(p) = raw.as_mut() {
+                        p.push(0);
+                    }
+                }
+            }
+        }
+        raws
+    }
+    fn contains(&self, key: &[u8]) -> bool {
+        self.inner.contains(key)
+    }
+    fn keys(&self) -> Vec<Vec<u8>> {
+        self.inner.keys()
+    }
+    fn count(&self) -> usize {
+        self.inner.count()
+    }
+    fn expire_at(&self, key: &[u8]) -> Option<u32> {
+        self.inner.expire_at(key)
+    }
+    fn key_sets(&self) -> Vec<(&'static str, Vec<Vec<u8>>)> {
+        let mut sets = self.inner.key_sets();
+        if let FormBug::StoreKeysDropLast = self.bug {
+            for (name, keys) in &mut sets {
+                if *name == "Store::keys" {
+                    keys.pop();
+                }
+            }
+        }
+        sets
+    }
+    fn counts(&self) -> Vec<(&'static str, usize)> {
+        let mut counts = self.inner.counts();
+        if let FormBug::StoreLenOffByOne = self.bug {
+            for (name, n) in &mut counts {
+                if *name == "Store::len" {
+                    *n += 1;
+                }
+            }
+        }
+        counts
+    }
+    fn contains_paths(&self, key: &[u8]) -> Vec<(&'static str, bool)> {
+        let mut paths = self.inner.contains_paths(key);
+        if let FormBug::StoreContainsNever = self.bug {
+            for (name, c) in &mut paths {
+                if *name == "Store::contains" {
+                    *c = false;
+                }
+            }
+        }
+        paths
+    }
+    fn expire_paths(&self, key: &[u8]) -> Vec<(&'static str, Option<u32>)> {
+        let mut paths = self.inner.expire_paths(key);
+        if let FormBug::StoreExpireNever = self.bug {
+            for (name, t) in &mut paths {
+                if *name == "Store::expire_at" {
+                    *t = t.map(|_| 0);
+                }
+            }
+        }
+        paths
+    }
+    fn listings(&self) -> Vec<(&'static str, Vec<Listed>)> {
+        let mut listings = self.inner.listings();
+        for (name, items) in &mut listings {
+            match (self.bug, *name) {
+                (FormBug::IterDropsLast, "iter") => {
+                    items.pop();
+                }
+                (FormBug::EntriesExpireNever, "entries") => {
+                    for (_, _, t) in items.iter_mut() {
+                        *t = Some(0);
+                    }
+                }
+                _ => {}
+            }
+        }
+        listings
+    }
+    fn bytes_vec(&self, key: &[u8]) -> Option<Option<Vec<Vec<u8>>>> {
+        let mut v = self.inner.bytes_vec(key)?;
+        match (self.bug, v.as_mut()) {
+            (FormBug::BytesVecDropsLast, Some(items)) => {
+                items.pop();
+            }
+            (FormBug::BytesVecLossy, Some(items)) => {
+                for item in items.iter_mut() {
+                    *item = String::from_utf8_lossy(item).into_owned().into_bytes();
+                }
+            }
+            _ => {}
+        }
+        Some(v)
+    }
+    fn stats(&self) -> Option<ReloadStats> {
+        self.inner.stats()
+    }
+}
+
+/// What the minimal workload that catches a form bug must be.
+#[derive(Clone, Copy, Debug)]
+enum Minimal {
+    /// One set of any value.
+    OneSet,
+    /// Some set with an expire duration.
+    ExpiringSet,
+    /// One set of a string vector with a non-UTF-8 item.
+    NonUtf8StringVector,
+}
+
+/// Runs each bug through the workloads of its kind on the newest version with it and checks
+/// the minimal workload that caught it.
+fn form_bugs_caught(bugs: &[(&'static str, FormBug, StoreKind, Minimal)]) {
+    for &(name, bug, kind, minimal) in bugs {
+        let lib = newest_with(kind);
+        let reader = Broken {
+            name,
+            bug: Bug::Form(bug),
+        };
+        let ops = expect_failure(&lib, kind, &reader, small(12), 64, 256).ops;
+        let ok = match minimal {
+            Minimal::OneSet => ops.len() == 1 && sets(&ops).len() == 1,
+            Minimal::ExpiringSet => ops
+                .iter()
+                .any(|op| matches!(op, Op::Set { expire: Some(d), .. } if *d != 0)),
+            Minimal::NonUtf8StringVector => {
+                ops.len() == 1
+                    && matches!(
+                        &ops[0],
+                        Op::Set {
+                            value: Value::ByteStrings(_),
+                            ..
+                        }
+                    )
+            }
+        };
+        assert!(ok, "{name}: expected {minimal:?}: {ops:?}");
+    }
+}
+
+#[test]
+fn store_level_getter_bugs_are_caught() {
+    use FormBug::*;
+    use Minimal::*;
+    form_bugs_caught(&[
+        (
+            "Store::len off by one",
+            StoreLenOffByOne,
+            StoreKind::Plain,
+            OneSet,
+        ),
+        (
+            "Store::keys drops its last key",
+            StoreKeysDropLast,
+            StoreKind::Plain,
+            OneSet,
+        ),
+        (
+            "Store::contains never",
+            StoreContainsNever,
+            StoreKind::Plain,
+            OneSet,
+        ),
+        (
+            "Store::expire_at never",
+            StoreExpireNever,
+            StoreKind::Expire,
+            ExpiringSet,
+        ),
+    ]);
+}
+
+#[test]
+fn listing_and_raw_value_bugs_are_caught() {
+    use FormBug::*;
+    use Minimal::*;
+    form_bugs_caught(&[
+        (
+            "iter drops its last pair",
+            IterDropsLast,
+            StoreKind::Plain,
+            OneSet,
+        ),
+        (
+            "raw_value one byte long",
+            RawValueOneByteLong,
+            StoreKind::Plain,
+            OneSet,
+        ),
+        (
+            "entries expire time never",
+            EntriesExpireNever,
+            StoreKind::Expire,
+            ExpiringSet,
+        ),
+    ]);
+}
+
+#[test]
+fn bytes_vec_bugs_are_caught() {
+    use FormBug::*;
+    use Minimal::*;
+    form_bugs_caught(&[
+        (
+            "get_bytes_vec drops the last element",
+            BytesVecDropsLast,
+            StoreKind::Plain,
+            OneSet,
+        ),
+        (
+            "get_bytes_vec items as lossy UTF-8",
+            BytesVecLossy,
+            StoreKind::Plain,
+            NonUtf8StringVector,
+        ),
+    ]);
 }

@@ -172,6 +172,12 @@ fn encode_value(v: &Value) -> Vec<u8> {
                 out.extend_from_slice(s.as_bytes());
             }
         }
+        Value::ByteStrings(items) => {
+            for s in items {
+                put_len(&mut out, s.len());
+                out.extend_from_slice(s);
+            }
+        }
         Value::VecBool(xs) => out.extend(xs.iter().map(|&x| u8::from(x))),
         Value::VecI32(xs) => xs.iter().for_each(|x| out.extend(x.to_le_bytes())),
         Value::VecU32(xs) => xs.iter().for_each(|x| out.extend(x.to_le_bytes())),
