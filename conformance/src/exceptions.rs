@@ -251,6 +251,35 @@ pub fn accepted(difference: Difference, scope: &Scope) -> Option<&'static Except
     TABLE.iter().find(|e| e.covers(difference, scope))
 }
 
+/// The keys in which the official and the reader's key sets differ, when the table lists the
+/// v1.2.0–v1.2.2 encrypted loader bug for `scope` and every such key's last record in
+/// `region` (the decrypted data region the reader read; records up to the first that does not
+/// parse) is one that loader misjudges ([`crypt_loader_v1_2_0_explains`]). `None` otherwise
+/// (also when the sets agree).
+pub fn crypt_loader_misjudged(
+    scope: &Scope,
+    region: &[u8],
+    official: &std::collections::BTreeSet<Vec<u8>>,
+    reader: &std::collections::BTreeSet<Vec<u8>>,
+) -> Option<std::collections::BTreeSet<Vec<u8>>> {
+    accepted(Difference::OfficialMisloadsInlineRecords, scope)?;
+    let differing: std::collections::BTreeSet<Vec<u8>> =
+        official.symmetric_difference(reader).cloned().collect();
+    if differing.is_empty() {
+        return None;
+    }
+    let mut last = std::collections::BTreeMap::new();
+    for rec in mmkv_reader::records::records(region).map_while(|r| r.ok()) {
+        last.insert(rec.key, rec.value);
+    }
+    differing
+        .iter()
+        .all(|k| {
+            crypt_loader_v1_2_0_explains(official.contains(k), last.get(k.as_slice()).copied())
+        })
+        .then_some(differing)
+}
+
 /// Largest value `KeyValueHolderCrypt` holds inline in v1.2.0–v1.2.2 (29-byte packed struct:
 /// type, size byte, then the value).
 const CRYPT_INLINE_MAX: usize = 27;

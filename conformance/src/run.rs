@@ -966,28 +966,14 @@ impl<'a> Runner<'a> {
     ) -> Option<(&'static Exception, BTreeSet<Vec<u8>>)> {
         let exception = accepted(Difference::OfficialMisloadsInlineRecords, &self.scope())?;
         let reads = reads.as_ref().ok()?;
-        let differing: BTreeSet<Vec<u8>> = official_keys
-            .symmetric_difference(&reads.keys)
-            .cloned()
-            .collect();
-        if differing.is_empty() {
-            return None;
-        }
         let (region, _) = self.raw_region()?;
-        let mut last: BTreeMap<&[u8], &[u8]> = BTreeMap::new();
-        for record in mmkv_reader::records::records(&region) {
-            let record = record.ok()?;
-            last.insert(record.key, record.value);
-        }
-        differing
-            .iter()
-            .all(|k| {
-                crate::exceptions::crypt_loader_v1_2_0_explains(
-                    official_keys.contains(k),
-                    last.get(k.as_slice()).copied(),
-                )
-            })
-            .then_some((exception, differing))
+        let keys = crate::exceptions::crypt_loader_misjudged(
+            &self.scope(),
+            &region,
+            official_keys,
+            &reads.keys,
+        )?;
+        Some((exception, keys))
     }
 
     /// The decrypted data region as the files are now (parsed here, not through the reader

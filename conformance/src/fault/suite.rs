@@ -425,37 +425,9 @@ fn crypt_loader_misjudged(
     official: &Reads,
     reader: &Reads,
 ) -> Option<BTreeSet<Vec<u8>>> {
-    use crate::exceptions::{accepted, crypt_loader_v1_2_0_explains, Difference};
-    accepted(Difference::OfficialMisloadsInlineRecords, scope)?;
-    let differing: BTreeSet<Vec<u8>> = official
-        .keys
-        .keys()
-        .filter(|k| !reader.keys.contains_key(*k))
-        .chain(
-            reader
-                .keys
-                .keys()
-                .filter(|k| !official.keys.contains_key(*k)),
-        )
-        .cloned()
-        .collect();
-    if differing.is_empty() {
-        return None;
-    }
+    let keys = |r: &Reads| r.keys.keys().cloned().collect::<BTreeSet<Vec<u8>>>();
     let region = located_region(dir, kind, strategy)?;
-    let mut last: BTreeMap<&[u8], &[u8]> = BTreeMap::new();
-    for rec in mmkv_reader::records::records(&region).map_while(|r| r.ok()) {
-        last.insert(rec.key, rec.value);
-    }
-    differing
-        .iter()
-        .all(|k| {
-            crypt_loader_v1_2_0_explains(
-                official.keys.contains_key(k),
-                last.get(k.as_slice()).copied(),
-            )
-        })
-        .then_some(differing)
+    crate::exceptions::crypt_loader_misjudged(scope, &region, &keys(official), &keys(reader))
 }
 
 /// Keys of an encrypted store whose live record has a value of at least
