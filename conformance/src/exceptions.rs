@@ -42,6 +42,11 @@ pub enum Difference {
     /// store and left both files unchanged; the official instance restarted its cipher stream,
     /// so what it appends next does not decrypt under the file's IV.
     OfficialRekeyRestartsCipher,
+    /// While a multi-process official writer runs, a reader that takes the shared lock on the
+    /// meta file observes a state no prefix of the writer's operations explains, or a reload
+    /// fails: the writer no longer holds the lock it believes it holds. The state after the
+    /// writer exits is exact.
+    WriterLosesProcessLock,
     /// A scalar getter returns its default value where the reader reports no value.
     DefaultForAbsentScalar,
     /// `getBytes` returns an empty buffer where the reader reports no value.
@@ -72,6 +77,9 @@ impl Difference {
             }
             Difference::OfficialRekeyRestartsCipher => {
                 "reKey to the store's own AES-128 key given longer than 16 bytes (or with a NUL) leaves the files unchanged but restarts the official cipher stream; its later appends do not decrypt under the file's IV"
+            }
+            Difference::WriterLosesProcessLock => {
+                "a live multi-process writer: readers see states no prefix of its operations explains, or a reload fails, while it writes; the final state is exact"
             }
             Difference::DefaultForAbsentScalar => {
                 "scalar getter returns the default (0/false) where the reader reports no value"
@@ -124,6 +132,8 @@ pub enum Configs {
     EncryptedSingleProcess,
     /// Encrypted stores (any process mode).
     Encrypted,
+    /// Stores opened `MMKV_MULTI_PROCESS`.
+    MultiProcess,
 }
 
 impl Configs {
@@ -132,6 +142,7 @@ impl Configs {
             Configs::All => true,
             Configs::EncryptedSingleProcess => s.encrypted && !s.multi_process,
             Configs::Encrypted => s.encrypted,
+            Configs::MultiProcess => s.multi_process,
         }
     }
 
@@ -140,6 +151,7 @@ impl Configs {
             Configs::All => "all",
             Configs::EncryptedSingleProcess => "encrypted, single-process",
             Configs::Encrypted => "encrypted",
+            Configs::MultiProcess => "multi-process",
         }
     }
 }
@@ -227,6 +239,14 @@ pub const TABLE: &[Exception] = &[
         last: (1, 1, 2),
         configs: Configs::Encrypted,
         why: "reKey compares the requested key with cryptKey() (16 bytes, up to a NUL), so it takes the change-key path, makes a new AESCrypt (IV = key) and calls fullWriteback(), which returns at once after a full write-back: the file keeps its IV while appends continue from the new one; v1.2.0-v1.2.5 reload after reKey and v1.2.6 rewrites. Accepted only when the harness sees both files unchanged, and the run stops there; the files themselves are intact and the reader reads them",
+    },
+    Exception {
+        difference: Difference::WriterLosesProcessLock,
+        reference: "upstream v1.3.1 fix of MMKV::clearMemoryCache (\"inter-process lock rely on MetaFile's fd, never close it\")",
+        first: (1, 2, 16),
+        last: (1, 3, 0),
+        configs: Configs::MultiProcess,
+        why: "v1.2.16 made clearMemoryCache() (full reloads, clearAll, reKey) close the meta file too; loadFromFile() reopens the meta file before the data file, so the two descriptors can swap numbers, and the FileLock keeps the meta file's old number: the writer then flocks the data file while readers lock the meta file, and they read while it writes. Accepted only in the live-writer runs, for the states observed while the writer runs (counted, not failed); the state after it exits must be exact",
     },
     Exception {
         difference: Difference::DefaultForAbsentScalar,
@@ -514,6 +534,12 @@ mod tests {
             false,
         ),
         (D::OfficialRekeyRestartsCipher, "v1.2.0", true, false, false),
+        // The writer's process lock on a closed meta descriptor: v1.2.16-v1.3.0, multi-process.
+        (D::WriterLosesProcessLock, "v1.2.16", false, true, true),
+        (D::WriterLosesProcessLock, "v1.3.0", true, true, true),
+        (D::WriterLosesProcessLock, "v1.2.15", false, true, false),
+        (D::WriterLosesProcessLock, "v1.3.1", false, true, false),
+        (D::WriterLosesProcessLock, "v1.2.16", false, false, false),
         // Defaults for absent scalars: before the has-value flag of v1.2.13.
         (D::DefaultForAbsentScalar, "v1.2.12", false, true, true),
         (D::DefaultForAbsentScalar, "v1.2.13", false, false, false),
