@@ -40,10 +40,13 @@ const LOST_FILES_PINS: &[(&str, Release, Release)] = &[
     ),
 ];
 
+/// An inclusive range of releases.
+type Releases = (Release, Release);
+
 /// Saved migration workloads: replayed from every built version in the first range (inclusive)
 /// into every later built version; the run must stop on the upstream bug exactly when the
 /// continuing version is in the second range, and pass everywhere.
-const MIGRATION_PINS: &[(&str, (Release, Release), (Release, Release))] = &[(
+const MIGRATION_PINS: &[(&str, Releases, Releases)] = &[(
     "upstream-v1.2.0-writeback-over-v1.1.yaml",
     ((1, 1, 0), (1, 1, 2)),
     ((1, 2, 0), (1, 2, 0)),
