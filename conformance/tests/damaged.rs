@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use conformance::compare::{capture_reader, compare_with_official, official_visible_keys};
 use conformance::exceptions::{crypt_loader_misjudged, Scope};
+use conformance::fault::suite::located_region_at;
 use conformance::fault::verdict::SPECIOUS_V6_VERSIONS;
 use conformance::official::OfficialLib;
 use conformance::real::read_snapshot;
@@ -162,24 +163,9 @@ fn write(dir: &Path, id: &str, files: &Files) {
 /// The decrypted data region the reader locates in `files` with `strategy` (`None` for a
 /// plaintext kind or when it cannot be read).
 fn located_region(id: &str, files: &Files, strategy: ErrorStrategy) -> Option<Vec<u8>> {
-    let kind = kind_of(id);
-    let key = kind.crypt_key()?;
     let dir = tempfile::tempdir().ok()?;
     write(dir.path(), id, files);
-    let rules = match strategy {
-        ErrorStrategy::Discard => mmkv_reader::locate::Rules::official(),
-        ErrorStrategy::Recover => mmkv_reader::locate::Rules::recover(),
-    };
-    let opts = mmkv_reader::raw::RawOptions {
-        key: mmkv_reader::CryptKey::new(key, kind.aes256()),
-        rules,
-        ..mmkv_reader::raw::RawOptions::default()
-    };
-    Some(
-        mmkv_reader::raw::read_store(&dir.path().join(id), &opts)
-            .ok()?
-            .region,
-    )
+    located_region_at(&dir.path().join(id), kind_of(id), strategy)
 }
 
 /// Compares one reader result with the official library opened on its own copy; `region` is

@@ -399,6 +399,13 @@ fn varint_width(n: usize) -> usize {
 /// The decrypted region of the encrypted store in `dir` as the reader locates it with
 /// `strategy` (`None` for a plaintext kind or when it cannot be read).
 fn located_region(dir: &Path, kind: StoreKind, strategy: ErrorStrategy) -> Option<Vec<u8>> {
+    located_region_at(&dir.join(STORE_ID), kind, strategy)
+}
+
+/// The decrypted data region of the encrypted store at `path` (a `kind` store) as the reader
+/// locates it with `strategy`: the official rules, or the recovering ones (`None` for a
+/// plaintext kind or when it cannot be read).
+pub fn located_region_at(path: &Path, kind: StoreKind, strategy: ErrorStrategy) -> Option<Vec<u8>> {
     let key = kind.crypt_key()?;
     let rules = match strategy {
         ErrorStrategy::Discard => mmkv_reader::locate::Rules::official(),
@@ -409,7 +416,7 @@ fn located_region(dir: &Path, kind: StoreKind, strategy: ErrorStrategy) -> Optio
         rules,
         ..mmkv_reader::raw::RawOptions::default()
     };
-    let raw = mmkv_reader::raw::read_store(&dir.join(STORE_ID), &opts).ok()?;
+    let raw = mmkv_reader::raw::read_store(path, &opts).ok()?;
     Some(raw.region)
 }
 
