@@ -663,7 +663,9 @@ fn live_inner(
             store.last_reload_error()
         ));
     }
-    if stats.full + stats.partial == 0 {
+    // Like the distinct states: an unpaced writer can finish before the readers' first reload
+    // (seen on a quiet machine: 1,500 ops in 82 µs), so only paced runs must see reloads.
+    if stats.full + stats.partial == 0 && spec.pace_us > 0 {
         out.errors
             .push("the reader never reloaded while the writer ran".to_string());
     }
