@@ -34,7 +34,7 @@
 //! Workloads only use expire durations far from "now" or [`SHORT_EXPIRE`]; after a short one
 //! the runner sleeps until it has certainly passed before anything is compared.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -199,7 +199,8 @@ impl RunOutcome {
             matches!(
                 d.exception.difference,
                 Difference::OfficialLostOwnFiles
-                    | Difference::OfficialResurrectsRemovedKeys
+                    | Difference::OfficialMisloadsInlineRecords
+                    | Difference::OfficialWriteBackClobbersFirstRecord
                     | Difference::OfficialRekeyNotWritten
                     | Difference::OfficialRekeyRestartsCipher
             )
@@ -324,6 +325,7 @@ pub fn run_steps(
         written: BTreeMap::new(),
         lost: false,
         stopped: None,
+        takeover: None,
     };
     r.open_long_lived();
     let every = workload.check_every.unwrap_or(DEFAULT_CHECK_EVERY).max(1);
@@ -424,6 +426,21 @@ struct Runner<'a> {
     lost: bool,
     /// Why a migration run stopped early (an older version cannot read the newer file).
     stopped: Option<String>,
+    /// The region start as the previous version left the files when the current one took
+    /// them over.
+    takeover: Option<Takeover>,
+}
+
+/// The start of the data region as one version left it for the next (what v1.2.0's
+/// write-back over a v1.1.x file damages).
+#[derive(Debug, Clone)]
+struct Takeover {
+    /// Length of the item-size holder.
+    holder_len: usize,
+    /// The first key-stream block of the file's IV (`None`: plaintext).
+    stream: Option<[u8; 16]>,
+    /// The region's bytes from the holder's end to byte 4 (the first record's start).
+    first: Vec<u8>,
 }
 
 fn open_error(which: &str, e: String) -> Mismatch {
@@ -463,8 +480,19 @@ impl<'a> Runner<'a> {
             Ok(v) => self.long = Some(v),
             Err(e) => {
                 self.long = None;
-                self.mismatches
-                    .push(("start".to_string(), open_error("long-lived reader", e)));
+                let mismatch = open_error("long-lived reader", e);
+                let live_keys = official_visible_keys(self.official.as_mut()).ok();
+                match self.writeback_clobbered(live_keys.as_ref()) {
+                    Some(exception) => {
+                        self.divergences.push(Divergence {
+                            stage: format!("{}: long-lived reader", self.lib.tag()),
+                            mismatch,
+                            exception,
+                        });
+                        self.lost = true;
+                    }
+                    None => self.mismatches.push(("start".to_string(), mismatch)),
+                }
             }
         }
     }
@@ -509,6 +537,7 @@ impl<'a> Runner<'a> {
             self.lost = true;
             return Ok(());
         }
+        self.takeover = self.region_start();
         self.lib = lib;
         self.official = open_official(self.lib, &self.dir, &self.id, &self.config)?;
         if older {
@@ -930,6 +959,101 @@ impl<'a> Runner<'a> {
         Ok(self.official.get(key, ty)?.as_ref() != Some(&written))
     }
 
+    /// The keys in which `official_keys` and the reader's key set differ, when the exceptions
+    /// table lists the v1.2.0-v1.2.2 encrypted loader bug for this version and configuration
+    /// and every such key's last record in the files (parsed here from the decrypted region,
+    /// not through the reader under test) is one that loader can misjudge
+    /// ([`crate::exceptions::crypt_loader_v1_2_0_explains`]). `None` otherwise.
+    fn inline_misload(
+        &self,
+        official_keys: &BTreeSet<Vec<u8>>,
+        reads: &std::result::Result<ReaderReads, Mismatch>,
+    ) -> Option<(&'static Exception, BTreeSet<Vec<u8>>)> {
+        let exception = accepted(Difference::OfficialMisloadsInlineRecords, &self.scope())?;
+        let reads = reads.as_ref().ok()?;
+        let (region, _) = self.raw_region()?;
+        let keys = crate::exceptions::crypt_loader_misjudged(
+            &self.scope(),
+            &region,
+            official_keys,
+            &reads.keys,
+        )?;
+        Some((exception, keys))
+    }
+
+    /// The decrypted data region as the files are now (parsed here, not through the reader
+    /// under test) and the first key-stream block of their IV (`None` without encryption).
+    fn raw_region(&self) -> Option<(Vec<u8>, Option<[u8; 16]>)> {
+        let key = self.config.crypt_key.as_deref();
+        let raw = mmkv_reader::raw::read_raw(&self.path, key, self.config.aes256).ok()?;
+        let stream = key
+            .and_then(|k| mmkv_reader::CryptKey::new(k, self.config.aes256))
+            .map(|k| {
+                let mut stream = [0u8; 16];
+                k.decrypt(&k.iv_for(&raw.meta), &mut stream);
+                stream
+            });
+        Some((raw.region().to_vec(), stream))
+    }
+
+    /// The start of the region as the files are now.
+    fn region_start(&self) -> Option<Takeover> {
+        let (region, stream) = self.raw_region()?;
+        let holder_len = mmkv_reader::records::holder_len(&region).ok()?;
+        let first = region
+            .get(holder_len..crate::exceptions::ITEM_SIZE_HOLDER.len())
+            .unwrap_or_default()
+            .to_vec();
+        Some(Takeover {
+            holder_len,
+            stream,
+            first,
+        })
+    }
+
+    /// The exceptions row of v1.2.0's write-back over a v1.1.x file, when it covers this
+    /// version and configuration and the files show exactly its damage over the region the
+    /// previous version left: the region starts with the holder and the damaged first record
+    /// ([`crate::exceptions::writeback_v1_2_0_clobbered`]), or (a plaintext map) undoing the
+    /// damage wherever a record carries it makes the files hold exactly `live_keys`, the
+    /// official instance's keys before it reloaded them.
+    fn writeback_clobbered(
+        &self,
+        live_keys: Option<&BTreeSet<Vec<u8>>>,
+    ) -> Option<&'static Exception> {
+        use crate::exceptions as x;
+        let exception = accepted(
+            Difference::OfficialWriteBackClobbersFirstRecord,
+            &self.scope(),
+        )?;
+        let old = self.takeover.as_ref()?;
+        let (region, new_stream) = self.raw_region()?;
+        if x::writeback_v1_2_0_clobbered(
+            old.holder_len,
+            &region,
+            old.stream.as_ref(),
+            &new_stream.unwrap_or_default(),
+        ) {
+            return Some(exception);
+        }
+        if old.stream.is_some() {
+            return None;
+        }
+        let clobber = x::writeback_v1_2_0_clobber(old.holder_len)?;
+        let repaired = x::repair_v1_2_0_clobber(&region, clobber, &old.first)?;
+        let mut last: BTreeMap<&[u8], bool> = BTreeMap::new();
+        for record in mmkv_reader::records::records(&repaired) {
+            let record = record.ok()?;
+            last.insert(record.key, !record.value.is_empty());
+        }
+        let keys: BTreeSet<Vec<u8>> = last
+            .into_iter()
+            .filter(|(_, live)| *live)
+            .map(|(k, _)| k.to_vec())
+            .collect();
+        (Some(&keys) == live_keys).then_some(exception)
+    }
+
     /// One check (see the module docs); `reopen` forces the close/reopen part.
     fn check(&mut self, stage: &str, reopen: bool) -> Result<()> {
         if self.lost {
@@ -959,6 +1083,31 @@ impl<'a> Runner<'a> {
             return Ok(());
         }
         let live_keys = official_visible_keys(self.official.as_mut())?;
+        if !live.is_empty() {
+            // v1.2.0 wrote over the first record of a v1.1.x file: nothing can be judged. Or
+            // the live instance itself loaded the files (a reKey, a version switch) with the
+            // v1.2.0-v1.2.2 encrypted loader, and only the keys it misjudged differ.
+            let accepted = self.writeback_clobbered(Some(&live_keys)).or_else(|| {
+                let (exception, keys) = self.inline_misload(&live_keys, &fresh)?;
+                live.iter()
+                    .all(|(_, m)| match &m.key {
+                        Some(k) => keys.contains(k),
+                        None => matches!(m.what.as_str(), "keys" | "count"),
+                    })
+                    .then_some(exception)
+            });
+            if let Some(exception) = accepted {
+                for (which, m) in live {
+                    self.divergences.push(Divergence {
+                        stage: format!("{stage}, live, {which}"),
+                        mismatch: m,
+                        exception,
+                    });
+                }
+                self.lost = true;
+                return Ok(());
+            }
+        }
         self.reopen_official()?;
         let reopened_keys = official_visible_keys(self.official.as_mut())?;
         if live_keys != reopened_keys {
@@ -972,13 +1121,25 @@ impl<'a> Runner<'a> {
                 ),
                 reader: "n/a".to_string(),
             };
-            // Only keys added back (every live key kept) is its own, narrower difference.
-            let difference = if live_keys.is_subset(&reopened_keys) {
-                Difference::OfficialResurrectsRemovedKeys
-            } else {
-                Difference::OfficialLostOwnFiles
-            };
-            if let Some(exception) = accepted(difference, &scope) {
+            // A live instance that agreed with the reader, and a reload that differs from the
+            // files in exactly keys the v1.2.0-v1.2.2 encrypted loader misjudges.
+            let misload = live
+                .is_empty()
+                .then(|| self.inline_misload(&reopened_keys, &fresh))
+                .flatten();
+            if let Some((exception, _)) = misload {
+                self.divergences.push(Divergence {
+                    stage: stage.to_string(),
+                    mismatch: m,
+                    exception,
+                });
+                self.lost = true;
+                return Ok(());
+            }
+            let lost = self
+                .writeback_clobbered(Some(&live_keys))
+                .or_else(|| accepted(Difference::OfficialLostOwnFiles, &scope));
+            if let Some(exception) = lost {
                 self.divergences.push(Divergence {
                     stage: stage.to_string(),
                     mismatch: m,

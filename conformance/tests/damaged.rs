@@ -7,13 +7,16 @@
 //! Every getter of every key must agree. The one accepted difference: where the official
 //! default discards the content (opens empty), the reader reports a typed error; and `Store`
 //! refuses a meta file shorter than its version needs (documented), which `load_bytes` reads
-//! zero-filled as the official library does.
+//! zero-filled as the official library does. And, for encrypted stores of v1.2.0-v1.2.2, the
+//! keys the official loader misjudges (`exceptions::crypt_loader_misjudged`, a row of the
+//! exceptions table), judged from the region the reader read.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use conformance::compare::{capture_reader, compare_with_official};
-use conformance::exceptions::Scope;
+use conformance::compare::{capture_reader, compare_with_official, official_visible_keys};
+use conformance::exceptions::{crypt_loader_misjudged, Scope};
+use conformance::fault::suite::located_region_at;
 use conformance::fault::verdict::SPECIOUS_V6_VERSIONS;
 use conformance::official::OfficialLib;
 use conformance::real::read_snapshot;
@@ -157,12 +160,22 @@ fn write(dir: &Path, id: &str, files: &Files) {
     std::fs::write(dir.join(id), &files.1).unwrap();
 }
 
-/// Compares one reader result with the official library opened on its own copy.
+/// The decrypted data region the reader locates in `files` with `strategy` (`None` for a
+/// plaintext kind or when it cannot be read).
+fn located_region(id: &str, files: &Files, strategy: ErrorStrategy) -> Option<Vec<u8>> {
+    let dir = tempfile::tempdir().ok()?;
+    write(dir.path(), id, files);
+    located_region_at(&dir.path().join(id), kind_of(id), strategy)
+}
+
+/// Compares one reader result with the official library opened on its own copy; `region` is
+/// the decrypted region the reader read (for the v1.2.0-v1.2.2 loader row).
 fn check(
     lib: &SysLib,
     id: &str,
     files: &Files,
     reader: Result<Snapshot, mmkv_reader::Error>,
+    region: Option<&[u8]>,
     what: &str,
     failures: &mut Vec<String>,
 ) -> bool {
@@ -177,9 +190,22 @@ fn check(
             let view = SnapView(snap);
             let reads = capture_reader(&view, &[], &getters);
             let scope = Scope::of_kind(lib.tag(), kind).unwrap();
-            let mismatches =
+            let mut mismatches =
                 compare_with_official(official.as_mut(), &features, &scope, &reads, &getters)
                     .unwrap();
+            if !mismatches.is_empty() {
+                let official_keys = official_visible_keys(official.as_mut()).unwrap();
+                let misjudged = region.and_then(|region| {
+                    crypt_loader_misjudged(&scope, region, &official_keys, &reads.keys)
+                });
+                if let Some(keys) = misjudged {
+                    // Only those keys (and the key set and count they change) may differ.
+                    mismatches.retain(|m| match &m.key {
+                        Some(k) => !keys.contains(k),
+                        None => !matches!(m.what.as_str(), "keys" | "count"),
+                    });
+                }
+            }
             if let Some(m) = mismatches.first() {
                 failures.push(format!(
                     "{what}: {} mismatch(es), first: {m}",
@@ -253,8 +279,17 @@ fn damaged_stores_read_like_the_official_loader() {
                     // the full load path from bytes (shared with `mmkv dump`)
                     let from_bytes = load_bytes(seen.0.as_deref().unwrap_or(&[]), &seen.1, &opts)
                         .map(|(s, _)| s);
+                    let region = located_region(id, &seen, strategy);
                     states += 1;
-                    agreed += check(&lib, id, &files, from_bytes, &what, &mut failures) as usize;
+                    agreed += check(
+                        &lib,
+                        id,
+                        &files,
+                        from_bytes,
+                        region.as_deref(),
+                        &what,
+                        &mut failures,
+                    ) as usize;
                     // Store, where it opens the store at all
                     let dir = tempfile::tempdir().unwrap();
                     write(dir.path(), id, &seen);
@@ -271,6 +306,7 @@ fn damaged_stores_read_like_the_official_loader() {
                                 id,
                                 &files,
                                 snap,
+                                region.as_deref(),
                                 &format!("Store {what}"),
                                 &mut failures,
                             ) as usize;

@@ -16,6 +16,7 @@
 //!
 //! `CONFORMANCE_LIVE_OPS` (default 1500) sets the ops per run.
 
+use conformance::exceptions::{accepted, Difference, Scope};
 use conformance::kind::parse_tag;
 use conformance::live::{live_matrix, run_live, LiveSpec, DEFAULT_OPS};
 use conformance::official::OfficialLib;
@@ -36,12 +37,20 @@ fn ops() -> usize {
         .unwrap_or(DEFAULT_OPS)
 }
 
-/// The newest built version of each era (`None` where none is built).
+/// The newest built version of each era whose multi-process writer keeps its process lock
+/// (`None` where none is built). v1.2.16-v1.3.0 lose it (a row of the exceptions table, under
+/// which `report` runs them); a test of the reader following a writer needs one that locks.
 fn era_versions() -> Vec<(&'static str, Option<&'static str>)> {
+    let locks = |t: &str| {
+        Scope::new(t, false, true)
+            .is_some_and(|s| accepted(Difference::WriterLosesProcessLock, &s).is_none())
+    };
     ERAS.iter()
         .map(|&(name, major, minor)| {
             let tag = built_versions().iter().rev().copied().find(|t| {
-                parse_tag(t).is_some_and(|(a, b, _)| a == major && minor.is_none_or(|m| m == b))
+                locks(t)
+                    && parse_tag(t)
+                        .is_some_and(|(a, b, _)| a == major && minor.is_none_or(|m| m == b))
             });
             (name, tag)
         })

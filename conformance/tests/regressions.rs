@@ -6,13 +6,17 @@
 //! `upstream-1351-encrypted-overwrite.yaml` also pins how the harness treats an upstream
 //! in-memory bug (Tencent/MMKV#1351, v1.3.3 until v1.3.9): a divergence, not a reader failure.
 //! `upstream-rekey-after-trim.yaml` pins the unwritten reKey of v1.1.0-v1.2.5 the same way, and
-//! `upstream-rekey-same-long-key.yaml` the cipher-stream restart of v1.1.0-v1.1.2.
+//! `upstream-rekey-same-long-key.yaml` the cipher-stream restart of v1.1.0-v1.1.2, and
+//! `upstream-crypt-loader-zero-double.yaml` the encrypted loader of v1.2.0-v1.2.2 dropping a
+//! small value. A workload with continuations (`then:`, a migration) is replayed from every
+//! built version of its pin's first range into every later built version:
+//! `upstream-v1.2.0-writeback-over-v1.1.yaml` pins v1.2.0's full write-back over a v1.1.x file.
 
 use std::path::Path;
 
 use conformance::kind::parse_tag;
 use conformance::official::OfficialLib;
-use conformance::run::{load_repro, run_workload};
+use conformance::run::{load_repro, run_repro, run_workload};
 use conformance::sys::{built_versions, SysLib};
 use conformance::RealReader;
 
@@ -29,7 +33,79 @@ const LOST_FILES_PINS: &[(&str, Release, Release)] = &[
     ),
     ("upstream-rekey-after-trim.yaml", (1, 1, 0), (1, 2, 5)),
     ("upstream-rekey-same-long-key.yaml", (1, 1, 0), (1, 1, 2)),
+    (
+        "upstream-crypt-loader-zero-double.yaml",
+        (1, 2, 0),
+        (1, 2, 2),
+    ),
 ];
+
+/// An inclusive range of releases.
+type Releases = (Release, Release);
+
+/// Saved migration workloads: replayed from every built version in the first range (inclusive)
+/// into every later built version; the run must stop on the upstream bug exactly when the
+/// continuing version is in the second range, and pass everywhere.
+const MIGRATION_PINS: &[(&str, Releases, Releases)] = &[(
+    "upstream-v1.2.0-writeback-over-v1.1.yaml",
+    ((1, 1, 0), (1, 1, 2)),
+    ((1, 2, 0), (1, 2, 0)),
+)];
+
+/// Replays a saved migration workload as its pin says; returns the runs made.
+fn replay_migration(file: &Path, failures: &mut Vec<String>) -> usize {
+    let repro = load_repro(file).expect("regression parses");
+    let (_, from, to) = MIGRATION_PINS
+        .iter()
+        .find(|p| file.ends_with(p.0))
+        .unwrap_or_else(|| panic!("{}: a migration workload needs a pin", file.display()));
+    assert_eq!(repro.then.len(), 1, "{}: one continuation", file.display());
+    let reader = RealReader::new();
+    let tags = built_versions();
+    let mut runs = 0;
+    for a in tags {
+        let va = parse_tag(a).expect("tag");
+        if !(from.0..=from.1).contains(&va) {
+            continue;
+        }
+        let la = SysLib::load(a).expect("load");
+        for b in tags {
+            let vb = parse_tag(b).expect("tag");
+            if vb <= va {
+                continue;
+            }
+            let lb = SysLib::load(b).expect("load");
+            if !repro.kind.supported_by(&la.features()) || !repro.kind.supported_by(&lb.features())
+            {
+                continue;
+            }
+            let outcome = run_repro(&[&la, &lb], &repro, &reader).expect("run");
+            runs += 1;
+            if !outcome.passed() {
+                failures.push(format!(
+                    "{} on {a} -> {b}:\n{}",
+                    file.display(),
+                    outcome.diff_text()
+                ));
+            }
+            let affected = (to.0..=to.1).contains(&vb);
+            assert_eq!(
+                outcome.official_lost_files(),
+                affected,
+                "{a} -> {b}: {} must stop on its upstream bug exactly when continued by v{}.{}.{}..=v{}.{}.{}: {}",
+                file.display(),
+                to.0 .0,
+                to.0 .1,
+                to.0 .2,
+                to.1 .0,
+                to.1 .1,
+                to.1 .2,
+                outcome.diff_text()
+            );
+        }
+    }
+    runs
+}
 
 #[test]
 fn saved_workloads_pass_on_every_built_version() {
@@ -46,6 +122,10 @@ fn saved_workloads_pass_on_every_built_version() {
     let mut runs = 0;
     for file in &files {
         let repro = load_repro(file).expect("regression parses");
+        if !repro.then.is_empty() {
+            runs += replay_migration(file, &mut failures);
+            continue;
+        }
         for tag in built_versions() {
             let lib = SysLib::load(tag).expect("load");
             if !repro.kind.supported_by(&lib.features()) {

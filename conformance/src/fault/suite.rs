@@ -2,7 +2,7 @@
 //! left, and for every resulting state the official library (each error strategy, in a child
 //! process) against the reader.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use mmkv_sys::ErrorStrategy;
@@ -332,6 +332,23 @@ pub fn classify(
             }
         }
     }
+    // On the files as they are, or zero-filled when `Store` refuses a short meta file.
+    for (r, d) in [(reader, dir), (&zr, filled.as_path())] {
+        let (Ok(r), OfficialOutcome::Read(o)) = (r, official) else {
+            continue;
+        };
+        if let Some(differing) = crypt_loader_misjudged(scope, d, kind, strategy, o, r) {
+            let without = |reads: &Reads| {
+                let mut reads = reads.clone();
+                reads.keys.retain(|k, _| !differing.contains(k));
+                reads
+            };
+            let o = OfficialOutcome::Read(without(o));
+            if ok(&judge(scope, &o, &Ok(without(r)))) {
+                return Ok(Verdict::Exception(Exception::CryptLoaderInline));
+            }
+        }
+    }
     // `Store` refuses a short meta file that the official library reads zero-filled: the
     // empty-payload keys are then judged on the zero-filled files (both differences at once).
     let empty = empty_payload_keys(&[dir, &filled], kind, strategy);
@@ -379,14 +396,17 @@ fn varint_width(n: usize) -> usize {
     (bits.max(1) as usize).div_ceil(7)
 }
 
-/// Keys of an encrypted store whose live record has a value of at least
-/// [`LAZY_DECRYPT_MIN_LEN`] bytes behind a non-minimal key-length or value-length varint
-/// ([`Exception::CryptOverlongLength`]), in the region the reader locates with `strategy`
-/// (records up to the first that does not parse, as a recovered region is read).
-fn overlong_lazy_keys(dir: &Path, kind: StoreKind, strategy: ErrorStrategy) -> Vec<Vec<u8>> {
-    let Some(key) = kind.crypt_key() else {
-        return Vec::new();
-    };
+/// The decrypted region of the encrypted store in `dir` as the reader locates it with
+/// `strategy` (`None` for a plaintext kind or when it cannot be read).
+fn located_region(dir: &Path, kind: StoreKind, strategy: ErrorStrategy) -> Option<Vec<u8>> {
+    located_region_at(&dir.join(STORE_ID), kind, strategy)
+}
+
+/// The decrypted data region of the encrypted store at `path` (a `kind` store) as the reader
+/// locates it with `strategy`: the official rules, or the recovering ones (`None` for a
+/// plaintext kind or when it cannot be read).
+pub fn located_region_at(path: &Path, kind: StoreKind, strategy: ErrorStrategy) -> Option<Vec<u8>> {
+    let key = kind.crypt_key()?;
     let rules = match strategy {
         ErrorStrategy::Discard => mmkv_reader::locate::Rules::official(),
         ErrorStrategy::Recover => mmkv_reader::locate::Rules::recover(),
@@ -396,10 +416,36 @@ fn overlong_lazy_keys(dir: &Path, kind: StoreKind, strategy: ErrorStrategy) -> V
         rules,
         ..mmkv_reader::raw::RawOptions::default()
     };
-    let Ok(raw) = mmkv_reader::raw::read_store(&dir.join(STORE_ID), &opts) else {
+    let raw = mmkv_reader::raw::read_store(path, &opts).ok()?;
+    Some(raw.region().to_vec())
+}
+
+/// The keys in which the official and the reader's key sets differ, when the exceptions
+/// table lists the v1.2.0-v1.2.2 encrypted loader bug for `scope` and each such key's last
+/// record in the located region (records up to the first that does not parse) is one that
+/// loader misjudges ([`Exception::CryptLoaderInline`]); `None` otherwise.
+fn crypt_loader_misjudged(
+    scope: &Scope,
+    dir: &Path,
+    kind: StoreKind,
+    strategy: ErrorStrategy,
+    official: &Reads,
+    reader: &Reads,
+) -> Option<BTreeSet<Vec<u8>>> {
+    let keys = |r: &Reads| r.keys.keys().cloned().collect::<BTreeSet<Vec<u8>>>();
+    let region = located_region(dir, kind, strategy)?;
+    crate::exceptions::crypt_loader_misjudged(scope, &region, &keys(official), &keys(reader))
+}
+
+/// Keys of an encrypted store whose live record has a value of at least
+/// [`LAZY_DECRYPT_MIN_LEN`] bytes behind a non-minimal key-length or value-length varint
+/// ([`Exception::CryptOverlongLength`]), in the region the reader locates with `strategy`
+/// (records up to the first that does not parse, as a recovered region is read).
+fn overlong_lazy_keys(dir: &Path, kind: StoreKind, strategy: ErrorStrategy) -> Vec<Vec<u8>> {
+    let Some(region) = located_region(dir, kind, strategy) else {
         return Vec::new();
     };
-    let region = raw.region();
+    let region = region.as_slice();
     let at = |s: &[u8]| s.as_ptr() as usize - region.as_ptr() as usize;
     let mut live: BTreeMap<Vec<u8>, bool> = BTreeMap::new();
     for rec in mmkv_reader::records::records(region).map_while(|r| r.ok()) {
