@@ -1055,6 +1055,24 @@ impl<'a> Runner<'a> {
     }
 
     /// One check (see the module docs); `reopen` forces the close/reopen part.
+    /// Records the live instance's mismatches as divergences accepted by `exception` and
+    /// stops the run: the official instance no longer matches its own files.
+    fn accept_lost(
+        &mut self,
+        stage: &str,
+        live: Vec<(&str, Mismatch)>,
+        exception: &'static Exception,
+    ) {
+        for (which, m) in live {
+            self.divergences.push(Divergence {
+                stage: format!("{stage}, live, {which}"),
+                mismatch: m,
+                exception,
+            });
+        }
+        self.lost = true;
+    }
+
     fn check(&mut self, stage: &str, reopen: bool) -> Result<()> {
         if self.lost {
             return Ok(());
@@ -1097,14 +1115,7 @@ impl<'a> Runner<'a> {
                     .then_some(exception)
             });
             if let Some(exception) = accepted {
-                for (which, m) in live {
-                    self.divergences.push(Divergence {
-                        stage: format!("{stage}, live, {which}"),
-                        mismatch: m,
-                        exception,
-                    });
-                }
-                self.lost = true;
+                self.accept_lost(stage, live, exception);
                 return Ok(());
             }
         }
@@ -1145,14 +1156,7 @@ impl<'a> Runner<'a> {
                     mismatch: m,
                     exception,
                 });
-                for (which, m) in live {
-                    self.divergences.push(Divergence {
-                        stage: format!("{stage}, live, {which}"),
-                        mismatch: m,
-                        exception,
-                    });
-                }
-                self.lost = true;
+                self.accept_lost(stage, live, exception);
                 return Ok(());
             }
             self.mismatches.push((
