@@ -27,120 +27,144 @@ use crate::varint::{
     varint64_prefix,
 };
 
-/// One getter of the official API, named like the `type` field of a corpus manifest.
+/// THE value-type table: one row per getter type of the official API, in manifest order.
 ///
-/// The names ([`ValueType::name`], [`Display`](fmt::Display), [`FromStr`]) are the corpus
-/// manifest names: `bool`, `i32`, `u32`, `i64`, `u64`, `f32`, `f64`, `string`, `bytes`,
-/// `strings`, `vec_i32`, `vec_u32`, `vec_i64`, `vec_u64`, `vec_f32`, `vec_f64`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ValueType {
-    /// `getBool` ([`as_bool`]).
-    Bool,
-    /// `getInt32` ([`as_i32`]).
-    I32,
-    /// `getUInt32` ([`as_u32`]).
-    U32,
-    /// `getInt64` ([`as_i64`]).
-    I64,
-    /// `getUInt64` ([`as_u64`]).
-    U64,
-    /// `getFloat` ([`as_f32`]).
-    F32,
-    /// `getDouble` ([`as_f64`]).
-    F64,
-    /// `getString` ([`as_str`]).
-    String,
-    /// `getBytes` ([`as_bytes`]).
-    Bytes,
-    /// `getVector(std::vector<std::string>)` ([`as_string_vec`]).
-    Strings,
-    /// `getVector(std::vector<int32_t>)` (v1.3.6+, [`as_vec_i32`]).
-    VecI32,
-    /// `getVector(std::vector<uint32_t>)` (v1.3.6+, [`as_vec_u32`]).
-    VecU32,
-    /// `getVector(std::vector<int64_t>)` (v1.3.6+, [`as_vec_i64`]).
-    VecI64,
-    /// `getVector(std::vector<uint64_t>)` (v1.3.6+, [`as_vec_u64`]).
-    VecU64,
-    /// `getVector(std::vector<float>)` (v1.3.6+, [`as_vec_f32`]).
-    VecF32,
-    /// `getVector(std::vector<double>)` (v1.3.6+, [`as_vec_f64`]).
-    VecF64,
-    /// `getVector(std::vector<bool>)` (v1.3.6+, [`as_vec_bool`]).
-    VecBool,
+/// Calls `$then! { rows }`; each row is
+/// `Variant, "manifest name", "official getter", Class, zero-copy decoder: type => snapshot
+/// getter, owned decoder: type => store getter;`. Everything per type is generated from it:
+/// [`ValueType`] (with [`ValueType::ALL`], names, classes), [`Value`], [`decode`], the getters
+/// of [`crate::SnapshotData`] and [`crate::Store`]. Adding a type is one row here (plus its
+/// decoder function); every consumer matches on [`ValueType`] / [`Value`] without a wildcard,
+/// so the workspace does not compile until each handles it.
+macro_rules! value_table {
+    ($then:ident) => {
+        $then! {
+            Bool, "bool", "getBool", Scalar,
+                as_bool: bool => get_bool, as_bool: bool => get_bool;
+            I32, "i32", "getInt32", Scalar,
+                as_i32: i32 => get_i32, as_i32: i32 => get_i32;
+            U32, "u32", "getUInt32", Scalar,
+                as_u32: u32 => get_u32, as_u32: u32 => get_u32;
+            I64, "i64", "getInt64", Scalar,
+                as_i64: i64 => get_i64, as_i64: i64 => get_i64;
+            U64, "u64", "getUInt64", Scalar,
+                as_u64: u64 => get_u64, as_u64: u64 => get_u64;
+            F32, "f32", "getFloat", Scalar,
+                as_f32: f32 => get_f32, as_f32: f32 => get_f32;
+            F64, "f64", "getDouble", Scalar,
+                as_f64: f64 => get_f64, as_f64: f64 => get_f64;
+            String, "string", "getString", Data,
+                as_str: &'a str => get_str, as_string: String => get_string;
+            Bytes, "bytes", "getBytes", Data,
+                as_bytes: &'a [u8] => get_bytes, as_owned_bytes: Vec<u8> => get_bytes;
+            Strings, "strings", "getVector(std::vector<std::string>)", Data,
+                as_string_vec: Vec<String> => get_string_vec,
+                as_string_vec: Vec<String> => get_string_vec;
+            VecI32, "vec_i32", "getVector(std::vector<int32_t>) (v1.3.6+)", TypedVector,
+                as_vec_i32: Vec<i32> => get_vec_i32, as_vec_i32: Vec<i32> => get_vec_i32;
+            VecU32, "vec_u32", "getVector(std::vector<uint32_t>) (v1.3.6+)", TypedVector,
+                as_vec_u32: Vec<u32> => get_vec_u32, as_vec_u32: Vec<u32> => get_vec_u32;
+            VecI64, "vec_i64", "getVector(std::vector<int64_t>) (v1.3.6+)", TypedVector,
+                as_vec_i64: Vec<i64> => get_vec_i64, as_vec_i64: Vec<i64> => get_vec_i64;
+            VecU64, "vec_u64", "getVector(std::vector<uint64_t>) (v1.3.6+)", TypedVector,
+                as_vec_u64: Vec<u64> => get_vec_u64, as_vec_u64: Vec<u64> => get_vec_u64;
+            VecF32, "vec_f32", "getVector(std::vector<float>) (v1.3.6+)", TypedVector,
+                as_vec_f32: Vec<f32> => get_vec_f32, as_vec_f32: Vec<f32> => get_vec_f32;
+            VecF64, "vec_f64", "getVector(std::vector<double>) (v1.3.6+)", TypedVector,
+                as_vec_f64: Vec<f64> => get_vec_f64, as_vec_f64: Vec<f64> => get_vec_f64;
+            VecBool, "vec_bool", "getVector(std::vector<bool>) (v1.3.6+)", TypedVector,
+                as_vec_bool: Vec<bool> => get_vec_bool, as_vec_bool: Vec<bool> => get_vec_bool;
+        }
+    };
+}
+pub(crate) use value_table;
+
+/// What kind of result a getter returns (a column of the value-type table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Scalar,
+    Data,
+    TypedVector,
 }
 
-impl ValueType {
-    /// Every getter type, scalar ones first (manifest documentation order).
-    pub const ALL: [ValueType; 17] = [
-        ValueType::Bool,
-        ValueType::I32,
-        ValueType::U32,
-        ValueType::I64,
-        ValueType::U64,
-        ValueType::F32,
-        ValueType::F64,
-        ValueType::String,
-        ValueType::Bytes,
-        ValueType::Strings,
-        ValueType::VecI32,
-        ValueType::VecU32,
-        ValueType::VecI64,
-        ValueType::VecU64,
-        ValueType::VecF32,
-        ValueType::VecF64,
-        ValueType::VecBool,
-    ];
-
-    /// The corpus manifest name (`"i32"`, `"strings"`, `"vec_f64"` ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            ValueType::Bool => "bool",
-            ValueType::I32 => "i32",
-            ValueType::U32 => "u32",
-            ValueType::I64 => "i64",
-            ValueType::U64 => "u64",
-            ValueType::F32 => "f32",
-            ValueType::F64 => "f64",
-            ValueType::String => "string",
-            ValueType::Bytes => "bytes",
-            ValueType::Strings => "strings",
-            ValueType::VecI32 => "vec_i32",
-            ValueType::VecU32 => "vec_u32",
-            ValueType::VecI64 => "vec_i64",
-            ValueType::VecU64 => "vec_u64",
-            ValueType::VecF32 => "vec_f32",
-            ValueType::VecF64 => "vec_f64",
-            ValueType::VecBool => "vec_bool",
+macro_rules! define_values {
+    ($($v:ident, $name:literal, $official:literal, $class:ident,
+        $dec:ident : $t:ty => $get:ident, $own:ident : $o:ty => $oget:ident;)*) => {
+        /// One getter of the official API, named like the `type` field of a corpus manifest.
+        ///
+        /// The names ([`ValueType::name`], [`Display`](fmt::Display), [`FromStr`]) are the
+        /// corpus manifest names: `bool`, `i32`, `u32`, `i64`, `u64`, `f32`, `f64`, `string`,
+        /// `bytes`, `strings`, `vec_i32`, `vec_u32`, `vec_i64`, `vec_u64`, `vec_f32`,
+        /// `vec_f64`, `vec_bool`.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum ValueType {
+            $(
+                #[doc = concat!("`", $official, "` ([`", stringify!($dec), "`]).")]
+                $v,
+            )*
         }
-    }
 
+        impl ValueType {
+            /// Every getter type, in table order (scalar ones first, manifest documentation
+            /// order).
+            pub const ALL: [ValueType; [$(ValueType::$v),*].len()] = [$(ValueType::$v),*];
+
+            /// The corpus manifest name (`"i32"`, `"strings"`, `"vec_f64"` ...).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(ValueType::$v => $name,)*
+                }
+            }
+
+            fn class(self) -> Class {
+                match self {
+                    $(ValueType::$v => Class::$class,)*
+                }
+            }
+        }
+
+        /// What one official getter returned: the result of [`decode`], borrowing strings and
+        /// bytes from the payload. Floats compare by value (`NaN != NaN`); compare their bits
+        /// where exactness matters.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum Value<'a> {
+            $(
+                #[doc = concat!("`", $official, "`.")]
+                $v($t),
+            )*
+        }
+
+        impl Value<'_> {
+            /// The getter type that returned this value.
+            pub fn value_type(&self) -> ValueType {
+                match self {
+                    $(Value::$v(_) => ValueType::$v,)*
+                }
+            }
+        }
+
+        /// The official getter of type `ty` on `payload` (the value bytes without the expire
+        /// suffix): the one dispatch from a runtime [`ValueType`] to its decoder. `None` is the
+        /// getter's "no value". The named getters (`get_i32` ...) call the same decoders directly.
+        pub fn decode(ty: ValueType, payload: &[u8]) -> Option<Value<'_>> {
+            match ty {
+                $(ValueType::$v => $dec(payload).map(Value::$v),)*
+            }
+        }
+    };
+}
+
+value_table!(define_values);
+
+impl ValueType {
     /// True for the typed vectors that exist only from v1.3.6.
     pub fn is_typed_vector(self) -> bool {
-        matches!(
-            self,
-            ValueType::VecI32
-                | ValueType::VecU32
-                | ValueType::VecI64
-                | ValueType::VecU64
-                | ValueType::VecF32
-                | ValueType::VecF64
-                | ValueType::VecBool
-        )
+        self.class() == Class::TypedVector
     }
 
     /// True for getters returning a scalar (bool, integers, floats).
     pub fn is_scalar(self) -> bool {
-        matches!(
-            self,
-            ValueType::Bool
-                | ValueType::I32
-                | ValueType::U32
-                | ValueType::I64
-                | ValueType::U64
-                | ValueType::F32
-                | ValueType::F64
-        )
+        self.class() == Class::Scalar
     }
 }
 
@@ -242,6 +266,11 @@ pub fn as_f64(payload: &[u8]) -> Option<f64> {
 #[inline]
 pub fn as_bytes(payload: &[u8]) -> Option<&[u8]> {
     len_prefixed_prefix(payload)
+}
+
+/// `getBytes` into an owned buffer.
+pub fn as_owned_bytes(payload: &[u8]) -> Option<Vec<u8>> {
+    as_bytes(payload).map(<[u8]>::to_vec)
 }
 
 /// `getString`, zero-copy; `None` also when the bytes are not UTF-8.

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use hashbrown::hash_table::{Entry as TEntry, HashTable};
 
 use crate::clock::Clock;
-use crate::decode;
+use crate::decode::{self, Value, ValueType};
 use crate::error::Result;
 use crate::load::RegionSource;
 use crate::meta::MetaInfo;
@@ -594,12 +594,15 @@ impl std::fmt::Debug for Snapshot {
     }
 }
 
-macro_rules! scalar_getters {
-    ($($(#[$doc:meta])* $name:ident => $dec:ident : $t:ty;)*) => {
+/// The named zero-copy getters, one per row of [`decode::value_table`].
+macro_rules! snapshot_getters {
+    ($($v:ident, $name:literal, $official:literal, $class:ident,
+        $dec:ident : $t:ty => $get:ident, $own:ident : $o:ty => $oget:ident;)*) => {
         $(
-            $(#[$doc])*
+            #[doc = concat!("`", $official, "` ([`decode::", stringify!($dec), "`]).")]
             #[inline]
-            pub fn $name(&self, key: impl AsRef<[u8]>) -> Option<$t> {
+            #[allow(clippy::needless_lifetimes)]
+            pub fn $get<'a>(&'a self, key: impl AsRef<[u8]>) -> Option<$t> {
                 decode::$dec(self.payload(key.as_ref())?)
             }
         )*
@@ -607,54 +610,17 @@ macro_rules! scalar_getters {
 }
 
 impl SnapshotData {
-    /// The value's bytes as the official `getBytes` returns them (zero-copy).
-    #[inline]
-    pub fn get_bytes(&self, key: impl AsRef<[u8]>) -> Option<&[u8]> {
-        decode::as_bytes(self.payload(key.as_ref())?)
-    }
-
-    /// The value as a string (zero-copy); `None` also when the bytes are not UTF-8.
-    #[inline]
-    pub fn get_str(&self, key: impl AsRef<[u8]>) -> Option<&str> {
-        decode::as_str(self.payload(key.as_ref())?)
-    }
+    decode::value_table!(snapshot_getters);
 
     /// The value as an owned string (see [`SnapshotData::get_str`]).
     pub fn get_string(&self, key: impl AsRef<[u8]>) -> Option<String> {
         decode::as_string(self.payload(key.as_ref())?)
     }
 
-    scalar_getters! {
-        /// `getBool`.
-        get_bool => as_bool: bool;
-        /// `getInt32`.
-        get_i32 => as_i32: i32;
-        /// `getUInt32`.
-        get_u32 => as_u32: u32;
-        /// `getInt64`.
-        get_i64 => as_i64: i64;
-        /// `getUInt64`.
-        get_u64 => as_u64: u64;
-        /// `getFloat`.
-        get_f32 => as_f32: f32;
-        /// `getDouble`.
-        get_f64 => as_f64: f64;
-        /// `getVector` of strings.
-        get_string_vec => as_string_vec: Vec<String>;
-        /// v2.x `getVector<bool>`.
-        get_vec_bool => as_vec_bool: Vec<bool>;
-        /// v2.x `getVector<int32_t>`.
-        get_vec_i32 => as_vec_i32: Vec<i32>;
-        /// v2.x `getVector<uint32_t>`.
-        get_vec_u32 => as_vec_u32: Vec<u32>;
-        /// v2.x `getVector<int64_t>`.
-        get_vec_i64 => as_vec_i64: Vec<i64>;
-        /// v2.x `getVector<uint64_t>`.
-        get_vec_u64 => as_vec_u64: Vec<u64>;
-        /// v2.x `getVector<float>`.
-        get_vec_f32 => as_vec_f32: Vec<f32>;
-        /// v2.x `getVector<double>`.
-        get_vec_f64 => as_vec_f64: Vec<f64>;
+    /// The value read by the getter of a runtime type ([`decode::decode`]); the named getters
+    /// return the same without the dispatch.
+    pub fn get_value(&self, key: impl AsRef<[u8]>, ty: ValueType) -> Option<Value<'_>> {
+        decode::decode(ty, self.payload(key.as_ref())?)
     }
 
     /// `getVector` of strings as raw byte strings (zero-copy; no UTF-8 requirement).

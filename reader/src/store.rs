@@ -10,6 +10,7 @@ use arc_swap::ArcSwap;
 use crate::clock::{Clock, SystemClock};
 use crate::cryptkey::CryptKey;
 use crate::crypto::CfbDecryptor;
+use crate::decode;
 use crate::error::{Error, Result};
 use crate::fsio::{
     meta_path, open_regular, DataFile, MetaMap, Which, DEFAULT_LOCK_TIMEOUT, MAPPED_META_MIN,
@@ -628,58 +629,22 @@ fn empty_inner() -> SnapshotData {
     .unwrap_or_else(|_| unreachable!("an empty region has no records"))
 }
 
+/// The named copy getters, one per row of [`crate::decode::value_table`].
 macro_rules! copy_getters {
-    ($($(#[$doc:meta])* $name:ident : $t:ty;)*) => {
+    ($($v:ident, $name:literal, $official:literal, $class:ident,
+        $dec:ident : $t:ty => $get:ident, $own:ident : $o:ty => $oget:ident;)*) => {
         $(
-            $(#[$doc])*
+            #[doc = concat!("`", $official, "` (check-on-read; [`decode::", stringify!($own), "`]).")]
             #[inline]
-            pub fn $name(&self, key: impl AsRef<[u8]>) -> Option<$t> {
-                self.checked().$name(key)
+            pub fn $oget(&self, key: impl AsRef<[u8]>) -> Option<$o> {
+                decode::$own(self.checked().raw_value(key)?)
             }
         )*
     };
 }
 
 impl Store {
-    copy_getters! {
-        /// `getBool` (check-on-read).
-        get_bool: bool;
-        /// `getInt32` (check-on-read).
-        get_i32: i32;
-        /// `getUInt32` (check-on-read).
-        get_u32: u32;
-        /// `getInt64` (check-on-read).
-        get_i64: i64;
-        /// `getUInt64` (check-on-read).
-        get_u64: u64;
-        /// `getFloat` (check-on-read).
-        get_f32: f32;
-        /// `getDouble` (check-on-read).
-        get_f64: f64;
-        /// `getString` as an owned UTF-8 string (check-on-read).
-        get_string: String;
-        /// `getVector` of strings (check-on-read).
-        get_string_vec: Vec<String>;
-        /// v2.x `getVector<bool>` (check-on-read).
-        get_vec_bool: Vec<bool>;
-        /// v2.x `getVector<int32_t>` (check-on-read).
-        get_vec_i32: Vec<i32>;
-        /// v2.x `getVector<uint32_t>` (check-on-read).
-        get_vec_u32: Vec<u32>;
-        /// v2.x `getVector<int64_t>` (check-on-read).
-        get_vec_i64: Vec<i64>;
-        /// v2.x `getVector<uint64_t>` (check-on-read).
-        get_vec_u64: Vec<u64>;
-        /// v2.x `getVector<float>` (check-on-read).
-        get_vec_f32: Vec<f32>;
-        /// v2.x `getVector<double>` (check-on-read).
-        get_vec_f64: Vec<f64>;
-    }
-
-    /// `getBytes` as an owned buffer (check-on-read).
-    pub fn get_bytes(&self, key: impl AsRef<[u8]>) -> Option<Vec<u8>> {
-        self.checked().get_bytes(key).map(<[u8]>::to_vec)
-    }
+    crate::decode::value_table!(copy_getters);
 
     /// The value payload (expire suffix removed) as an owned buffer (check-on-read).
     pub fn raw_value(&self, key: impl AsRef<[u8]>) -> Option<Vec<u8>> {
