@@ -387,7 +387,70 @@ mod tests {
     }
 
     use super::*;
+    use crate::test_support::{encode_value, sample_values, write_store, MetaSpec, StoreBuilder};
     use crate::varint::write_varint;
+
+    #[test]
+    fn every_type_has_samples_that_decode_to_themselves() {
+        for ty in ValueType::ALL {
+            let samples = sample_values(ty);
+            assert!(samples.len() >= 2, "{ty}");
+            for v in samples {
+                assert_eq!(v.value_type(), ty);
+                assert_eq!(decode(ty, &encode_value(&v)), Some(v.clone()), "{ty}");
+            }
+        }
+    }
+
+    /// Debug renderings compare floats exactly enough here (NaN equals NaN) and borrowed with
+    /// owned results (`"a"` for `&str` and `String`, lists for `&[u8]` and `Vec<u8>`).
+    fn dbg<T: std::fmt::Debug>(x: T) -> String {
+        format!("{x:?}")
+    }
+
+    macro_rules! check_named_getters {
+        ($($v:ident, $name:literal, $official:literal, $class:ident,
+            $dec:ident : $t:ty => $get:ident, $own:ident : $o:ty => $oget:ident;)*) => {
+            fn check_named_getters(store: &crate::Store, key: &[u8], payload: &[u8]) -> usize {
+                let snap = store.snapshot();
+                let mut checked = 0;
+                $(
+                    let read = snap.$get(key);
+                    let what = format!("{} of {key:?}", $name);
+                    assert_eq!(dbg(&read), dbg($dec(payload)), "{what}");
+                    let value = snap.get_value(key, ValueType::$v);
+                    assert_eq!(dbg(value), dbg(read.clone().map(Value::$v)), "{what}");
+                    assert_eq!(dbg(read), dbg(store.$oget(key)), "{what}");
+                    checked += 1;
+                )*
+                checked
+            }
+        };
+    }
+    value_table!(check_named_getters);
+
+    /// Every named getter of the snapshot and the store returns what [`decode`] returns, for
+    /// payloads of every type read as every type (and a few payloads of no type).
+    #[test]
+    fn named_getters_are_the_decoders() {
+        let mut payloads: Vec<Vec<u8>> = vec![vec![0x80], vec![5], vec![2, 0xff, 0xfe]];
+        for ty in ValueType::ALL {
+            payloads.extend(sample_values(ty).iter().map(encode_value));
+        }
+        let mut b = StoreBuilder::new(4);
+        for (i, p) in payloads.iter().enumerate() {
+            b.set(format!("k{i}").as_bytes(), p, 0);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("values");
+        write_store(&path, &b.region(), &[], &MetaSpec::default()).unwrap();
+        let store = crate::Store::open(&path, crate::Options::new()).unwrap();
+        assert_eq!(store.len(), payloads.len());
+        for (i, p) in payloads.iter().enumerate() {
+            let n = check_named_getters(&store, format!("k{i}").as_bytes(), p);
+            assert_eq!(n, ValueType::ALL.len());
+        }
+    }
 
     fn v(x: u64) -> Vec<u8> {
         let mut o = Vec::new();

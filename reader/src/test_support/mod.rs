@@ -7,12 +7,14 @@
 //! or hand-made store may have. Nothing here is used by the reader itself.
 
 mod alloc;
+mod values;
 
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::Path;
 
 pub use alloc::{reset_thread_largest, thread_allocations, thread_largest, CountingAlloc};
+pub use values::{encode_value, sample_values};
 
 use crate::meta::{
     FLAG_KEY_EXPIRE, OFF_ACTUAL_SIZE, OFF_CRC, OFF_FLAGS, OFF_IV, OFF_LAST_CRC, OFF_LAST_SIZE,
