@@ -50,7 +50,17 @@ fn is_default_scalar(v: &Value) -> bool {
         Value::U64(x) => *x == 0,
         Value::F32(x) => x.to_bits() == 0,
         Value::F64(x) => x.to_bits() == 0,
-        _ => false,
+        Value::String(_)
+        | Value::Bytes(_)
+        | Value::Strings(_)
+        | Value::ByteStrings(_)
+        | Value::VecI32(_)
+        | Value::VecU32(_)
+        | Value::VecI64(_)
+        | Value::VecU64(_)
+        | Value::VecF32(_)
+        | Value::VecF64(_)
+        | Value::VecBool(_) => false,
     }
 }
 

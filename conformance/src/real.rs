@@ -81,27 +81,10 @@ pub struct StoreView {
     pub store: Store,
 }
 
-/// Reads one typed value from a snapshot (zero-copy getters for strings and bytes).
+/// Reads one typed value from a snapshot (`SnapshotData::get_value`: the table's zero-copy
+/// decoders, which the reader's tests prove equal to its named getters).
 pub fn read_snapshot(snap: &SnapshotData, key: &[u8], ty: ValueType) -> Option<Value> {
-    Some(match ty {
-        ValueType::Bool => Value::Bool(snap.get_bool(key)?),
-        ValueType::I32 => Value::I32(snap.get_i32(key)?),
-        ValueType::U32 => Value::U32(snap.get_u32(key)?),
-        ValueType::I64 => Value::I64(snap.get_i64(key)?),
-        ValueType::U64 => Value::U64(snap.get_u64(key)?),
-        ValueType::F32 => Value::F32(snap.get_f32(key)?),
-        ValueType::F64 => Value::F64(snap.get_f64(key)?),
-        ValueType::String => Value::String(snap.get_str(key)?.to_string()),
-        ValueType::Bytes => Value::Bytes(snap.get_bytes(key)?.to_vec()),
-        ValueType::Strings => Value::Strings(snap.get_string_vec(key)?),
-        ValueType::VecI32 => Value::VecI32(snap.get_vec_i32(key)?),
-        ValueType::VecU32 => Value::VecU32(snap.get_vec_u32(key)?),
-        ValueType::VecI64 => Value::VecI64(snap.get_vec_i64(key)?),
-        ValueType::VecU64 => Value::VecU64(snap.get_vec_u64(key)?),
-        ValueType::VecF32 => Value::VecF32(snap.get_vec_f32(key)?),
-        ValueType::VecF64 => Value::VecF64(snap.get_vec_f64(key)?),
-        ValueType::VecBool => Value::VecBool(snap.get_vec_bool(key)?),
-    })
+    snap.get_value(key, ty).map(Value::from)
 }
 
 /// Reads one typed value through the store's copy getters (each with its check-on-read).

@@ -99,6 +99,33 @@ impl Value {
     }
 }
 
+impl From<mmkv_reader::decode::Value<'_>> for Value {
+    /// What the reader's getter returned, as the harness holds it (the one conversion from the
+    /// reader's value table).
+    fn from(v: mmkv_reader::decode::Value<'_>) -> Value {
+        use mmkv_reader::decode::Value as R;
+        match v {
+            R::Bool(x) => Value::Bool(x),
+            R::I32(x) => Value::I32(x),
+            R::U32(x) => Value::U32(x),
+            R::I64(x) => Value::I64(x),
+            R::U64(x) => Value::U64(x),
+            R::F32(x) => Value::F32(x),
+            R::F64(x) => Value::F64(x),
+            R::String(x) => Value::String(x.to_string()),
+            R::Bytes(x) => Value::Bytes(x.to_vec()),
+            R::Strings(x) => Value::Strings(x),
+            R::VecI32(x) => Value::VecI32(x),
+            R::VecU32(x) => Value::VecU32(x),
+            R::VecI64(x) => Value::VecI64(x),
+            R::VecU64(x) => Value::VecU64(x),
+            R::VecF32(x) => Value::VecF32(x),
+            R::VecF64(x) => Value::VecF64(x),
+            R::VecBool(x) => Value::VecBool(x),
+        }
+    }
+}
+
 impl PartialEq for Value {
     /// Exact equality; floats compare by bit pattern.
     fn eq(&self, other: &Value) -> bool {
@@ -125,7 +152,28 @@ impl PartialEq for Value {
             (Value::VecF64(a), Value::VecF64(b)) => {
                 a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
             }
-            _ => false,
+            // Different variants (every variant listed: a new one must be compared above).
+            (
+                Value::Bool(_)
+                | Value::I32(_)
+                | Value::U32(_)
+                | Value::I64(_)
+                | Value::U64(_)
+                | Value::F32(_)
+                | Value::F64(_)
+                | Value::String(_)
+                | Value::Bytes(_)
+                | Value::Strings(_)
+                | Value::ByteStrings(_)
+                | Value::VecI32(_)
+                | Value::VecU32(_)
+                | Value::VecI64(_)
+                | Value::VecU64(_)
+                | Value::VecF32(_)
+                | Value::VecF64(_)
+                | Value::VecBool(_),
+                _,
+            ) => false,
         }
     }
 }

@@ -211,40 +211,46 @@ impl fmt::Display for Guess {
 }
 
 /// Decodes `payload` (expire suffix removed) as `ty` with the official getter semantics
-/// (`mmkv_reader::decode`). `None`: the getter reports no value.
+/// (`mmkv_reader::decode::decode`). `None`: the getter reports no value.
 pub fn decode_as(ty: Decoding, payload: &[u8]) -> Option<Val> {
     let ty = match ty {
         Decoding::Getter(t) => t,
         Decoding::Raw => return Some(Val::Hex(payload.to_vec())),
     };
-    Some(match ty {
-        ValueType::Bool => Val::Bool(decode::as_bool(payload)?),
-        ValueType::I32 => Val::I64(i64::from(decode::as_i32(payload)?)),
-        ValueType::U32 => Val::U64(u64::from(decode::as_u32(payload)?)),
-        ValueType::I64 => Val::I64(decode::as_i64(payload)?),
-        ValueType::U64 => Val::U64(decode::as_u64(payload)?),
-        ValueType::F32 => Val::F32(decode::as_f32(payload)?),
-        ValueType::F64 => Val::F64(decode::as_f64(payload)?),
-        ValueType::String => match decode::as_str(payload) {
-            Some(s) => Val::Str(s.to_string()),
-            // Not UTF-8: the official getString still returns the bytes; show them lossily.
-            None => Val::Str(String::from_utf8_lossy(decode::as_bytes(payload)?).into_owned()),
-        },
-        ValueType::Bytes => Val::Hex(decode::as_bytes(payload)?.to_vec()),
-        ValueType::Strings => Val::List(
-            decode::as_string_vec(payload)?
-                .into_iter()
-                .map(Val::Str)
-                .collect(),
-        ),
-        ValueType::VecI32 => list(decode::as_vec_i32(payload)?, |v| Val::I64(i64::from(v))),
-        ValueType::VecU32 => list(decode::as_vec_u32(payload)?, |v| Val::U64(u64::from(v))),
-        ValueType::VecI64 => list(decode::as_vec_i64(payload)?, Val::I64),
-        ValueType::VecU64 => list(decode::as_vec_u64(payload)?, Val::U64),
-        ValueType::VecF32 => list(decode::as_vec_f32(payload)?, Val::F32),
-        ValueType::VecF64 => list(decode::as_vec_f64(payload)?, Val::F64),
-        ValueType::VecBool => list(decode::as_vec_bool(payload)?, Val::Bool),
-    })
+    match decode::decode(ty, payload) {
+        Some(v) => Some(Val::from(v)),
+        // Not UTF-8: the official getString still returns the bytes; show them lossily.
+        None if ty == ValueType::String => Some(Val::Str(
+            String::from_utf8_lossy(decode::as_bytes(payload)?).into_owned(),
+        )),
+        None => None,
+    }
+}
+
+impl From<decode::Value<'_>> for Val {
+    /// A getter's result as shown: integers widened to 64 bits, bytes as hex, vectors as lists.
+    fn from(v: decode::Value<'_>) -> Val {
+        use decode::Value as V;
+        match v {
+            V::Bool(x) => Val::Bool(x),
+            V::I32(x) => Val::I64(i64::from(x)),
+            V::U32(x) => Val::U64(u64::from(x)),
+            V::I64(x) => Val::I64(x),
+            V::U64(x) => Val::U64(x),
+            V::F32(x) => Val::F32(x),
+            V::F64(x) => Val::F64(x),
+            V::String(x) => Val::Str(x.to_string()),
+            V::Bytes(x) => Val::Hex(x.to_vec()),
+            V::Strings(x) => list(x, Val::Str),
+            V::VecI32(x) => list(x, |v| Val::I64(i64::from(v))),
+            V::VecU32(x) => list(x, |v| Val::U64(u64::from(v))),
+            V::VecI64(x) => list(x, Val::I64),
+            V::VecU64(x) => list(x, Val::U64),
+            V::VecF32(x) => list(x, Val::F32),
+            V::VecF64(x) => list(x, Val::F64),
+            V::VecBool(x) => list(x, Val::Bool),
+        }
+    }
 }
 
 fn list<T>(items: Vec<T>, f: impl Fn(T) -> Val) -> Val {

@@ -123,26 +123,7 @@ impl Reads {
 
 /// What the getter of type `ty` returns for a payload (the reader's decode functions).
 pub fn read_payload(p: &[u8], ty: ValueType) -> Option<Value> {
-    use mmkv_reader::decode as d;
-    Some(match ty {
-        ValueType::Bool => Value::Bool(d::as_bool(p)?),
-        ValueType::I32 => Value::I32(d::as_i32(p)?),
-        ValueType::U32 => Value::U32(d::as_u32(p)?),
-        ValueType::I64 => Value::I64(d::as_i64(p)?),
-        ValueType::U64 => Value::U64(d::as_u64(p)?),
-        ValueType::F32 => Value::F32(d::as_f32(p)?),
-        ValueType::F64 => Value::F64(d::as_f64(p)?),
-        ValueType::String => Value::String(d::as_str(p)?.to_string()),
-        ValueType::Bytes => Value::Bytes(d::as_bytes(p)?.to_vec()),
-        ValueType::Strings => Value::Strings(d::as_string_vec(p)?),
-        ValueType::VecBool => Value::VecBool(d::as_vec_bool(p)?),
-        ValueType::VecI32 => Value::VecI32(d::as_vec_i32(p)?),
-        ValueType::VecU32 => Value::VecU32(d::as_vec_u32(p)?),
-        ValueType::VecI64 => Value::VecI64(d::as_vec_i64(p)?),
-        ValueType::VecU64 => Value::VecU64(d::as_vec_u64(p)?),
-        ValueType::VecF32 => Value::VecF32(d::as_vec_f32(p)?),
-        ValueType::VecF64 => Value::VecF64(d::as_vec_f64(p)?),
-    })
+    mmkv_reader::decode::decode(ty, p).map(Value::from)
 }
 
 fn type_index(t: ValueType) -> usize {
