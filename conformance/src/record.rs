@@ -174,6 +174,11 @@ fn rand_u32(rng: &mut SplitMix) -> u32 {
 pub fn random_value(rng: &mut SplitMix, features: &Features) -> Value {
     let types: Vec<ValueType> = features.getters();
     let ty = types[rng.below(types.len() as u64) as usize];
+    random_value_of(rng, ty)
+}
+
+/// A random value of type `ty` (see [`random_value`]).
+pub fn random_value_of(rng: &mut SplitMix, ty: ValueType) -> Value {
     let n = |rng: &mut SplitMix| rng.below(6) as usize;
     match ty {
         ValueType::Bool => Value::Bool(rng.below(2) == 1),

@@ -524,6 +524,27 @@ mod tests {
         assert!("nope".parse::<Decoding>().is_err());
     }
 
+    /// Every type of the reader's table decodes as itself through `mmkv get --type` /
+    /// `dump --type` (`decode_as`), with the value the one conversion makes of it.
+    #[test]
+    fn every_value_type_decodes_as_pinned() {
+        use mmkv_reader::test_support::{encode_value, sample_values};
+        for ty in ValueType::ALL {
+            assert!(Decoding::ALL.contains(&Decoding::Getter(ty)), "{ty}");
+            for sample in sample_values(ty) {
+                let got = decode_as(Decoding::Getter(ty), &encode_value(&sample));
+                assert_eq!(got, Some(Val::from(sample.clone())), "{ty}: {sample:?}");
+            }
+        }
+        let text = Val::from(decode::Value::VecI32(vec![-1, 2]));
+        assert_eq!(text.to_string(), "[-1, 2]");
+        // A string that is not UTF-8 is still shown, lossily.
+        assert_eq!(
+            decode_as(Decoding::Getter(ValueType::String), &[2, 0xff, b'a']),
+            Some(Val::Str("\u{fffd}a".into()))
+        );
+    }
+
     #[test]
     fn varint_sizes() {
         assert_eq!(varint_size(0), 1);

@@ -89,6 +89,11 @@ fn value(rng: &mut SplitMix, features: &Features) -> Value {
     let types: Vec<ValueType> = features.getters();
     let ty = types[rng.below(types.len() as u64) as usize];
     let x = rng.next_u64();
+    value_of(rng, ty, n, x)
+}
+
+/// The writer's value of type `ty`: `n` sizes strings, bytes and vectors; `x` seeds scalars.
+pub fn value_of(rng: &mut SplitMix, ty: ValueType, n: usize, x: u64) -> Value {
     match ty {
         ValueType::Bool => Value::Bool(x & 1 == 1),
         ValueType::I32 => Value::I32(x as i32 >> (x % 31)),
