@@ -129,51 +129,28 @@ impl From<mmkv_reader::decode::Value<'_>> for Value {
 impl PartialEq for Value {
     /// Exact equality; floats compare by bit pattern.
     fn eq(&self, other: &Value) -> bool {
-        match (self, other) {
-            (Value::Bool(a), Value::Bool(b)) => a == b,
-            (Value::I32(a), Value::I32(b)) => a == b,
-            (Value::U32(a), Value::U32(b)) => a == b,
-            (Value::I64(a), Value::I64(b)) => a == b,
-            (Value::U64(a), Value::U64(b)) => a == b,
-            (Value::F32(a), Value::F32(b)) => a.to_bits() == b.to_bits(),
-            (Value::F64(a), Value::F64(b)) => a.to_bits() == b.to_bits(),
-            (Value::String(a), Value::String(b)) => a == b,
-            (Value::Bytes(a), Value::Bytes(b)) => a == b,
-            (Value::Strings(a), Value::Strings(b)) => a == b,
-            (Value::ByteStrings(a), Value::ByteStrings(b)) => a == b,
-            (Value::VecI32(a), Value::VecI32(b)) => a == b,
-            (Value::VecU32(a), Value::VecU32(b)) => a == b,
-            (Value::VecI64(a), Value::VecI64(b)) => a == b,
-            (Value::VecU64(a), Value::VecU64(b)) => a == b,
-            (Value::VecBool(a), Value::VecBool(b)) => a == b,
-            (Value::VecF32(a), Value::VecF32(b)) => {
-                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
-            }
-            (Value::VecF64(a), Value::VecF64(b)) => {
-                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
-            }
-            // Different variants (every variant listed: a new one must be compared above).
-            (
-                Value::Bool(_)
-                | Value::I32(_)
-                | Value::U32(_)
-                | Value::I64(_)
-                | Value::U64(_)
-                | Value::F32(_)
-                | Value::F64(_)
-                | Value::String(_)
-                | Value::Bytes(_)
-                | Value::Strings(_)
-                | Value::ByteStrings(_)
-                | Value::VecI32(_)
-                | Value::VecU32(_)
-                | Value::VecI64(_)
-                | Value::VecU64(_)
-                | Value::VecF32(_)
-                | Value::VecF64(_)
-                | Value::VecBool(_),
-                _,
-            ) => false,
+        fn bits<T: Copy, B: PartialEq>(a: &[T], b: &[T], f: impl Fn(T) -> B) -> bool {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| f(*x) == f(*y))
+        }
+        match self {
+            Value::Bool(a) => matches!(other, Value::Bool(b) if a == b),
+            Value::I32(a) => matches!(other, Value::I32(b) if a == b),
+            Value::U32(a) => matches!(other, Value::U32(b) if a == b),
+            Value::I64(a) => matches!(other, Value::I64(b) if a == b),
+            Value::U64(a) => matches!(other, Value::U64(b) if a == b),
+            Value::F32(a) => matches!(other, Value::F32(b) if a.to_bits() == b.to_bits()),
+            Value::F64(a) => matches!(other, Value::F64(b) if a.to_bits() == b.to_bits()),
+            Value::String(a) => matches!(other, Value::String(b) if a == b),
+            Value::Bytes(a) => matches!(other, Value::Bytes(b) if a == b),
+            Value::Strings(a) => matches!(other, Value::Strings(b) if a == b),
+            Value::ByteStrings(a) => matches!(other, Value::ByteStrings(b) if a == b),
+            Value::VecI32(a) => matches!(other, Value::VecI32(b) if a == b),
+            Value::VecU32(a) => matches!(other, Value::VecU32(b) if a == b),
+            Value::VecI64(a) => matches!(other, Value::VecI64(b) if a == b),
+            Value::VecU64(a) => matches!(other, Value::VecU64(b) if a == b),
+            Value::VecBool(a) => matches!(other, Value::VecBool(b) if a == b),
+            Value::VecF32(a) => matches!(other, Value::VecF32(b) if bits(a, b, f32::to_bits)),
+            Value::VecF64(a) => matches!(other, Value::VecF64(b) if bits(a, b, f64::to_bits)),
         }
     }
 }

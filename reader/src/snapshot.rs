@@ -597,7 +597,7 @@ impl std::fmt::Debug for Snapshot {
 /// The named zero-copy getters, one per row of [`decode::value_table`].
 macro_rules! snapshot_getters {
     ($($v:ident, $name:literal, $official:literal, $class:ident,
-        $dec:ident : $t:ty => $get:ident, $own:ident : $o:ty => $oget:ident;)*) => {
+        $dec:ident : $t:ty => $get:ident $(| $own:ident : $o:ty => $oget:ident)?;)*) => {
         $(
             #[doc = concat!("`", $official, "` ([`decode::", stringify!($dec), "`]).")]
             #[inline]

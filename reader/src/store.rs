@@ -629,17 +629,30 @@ fn empty_inner() -> SnapshotData {
     .unwrap_or_else(|_| unreachable!("an empty region has no records"))
 }
 
-/// The named copy getters, one per row of [`crate::decode::value_table`].
+/// One copy getter: `decode::$dec` on the payload of the snapshot pinned by a check-on-read.
+macro_rules! copy_getter {
+    ($official:literal, $dec:ident : $t:ty => $get:ident) => {
+        #[doc = concat!("`", $official, "` (check-on-read; [`decode::", stringify!($dec), "`]).")]
+        #[inline]
+        pub fn $get(&self, key: impl AsRef<[u8]>) -> Option<$t> {
+            decode::$dec(self.checked().raw_value(key)?)
+        }
+    };
+}
+
+/// The named copy getters, one per row of `decode::value_table` (its owned decoder where the
+/// row has one).
 macro_rules! copy_getters {
     ($($v:ident, $name:literal, $official:literal, $class:ident,
-        $dec:ident : $t:ty => $get:ident, $own:ident : $o:ty => $oget:ident;)*) => {
-        $(
-            #[doc = concat!("`", $official, "` (check-on-read; [`decode::", stringify!($own), "`]).")]
-            #[inline]
-            pub fn $oget(&self, key: impl AsRef<[u8]>) -> Option<$o> {
-                decode::$own(self.checked().raw_value(key)?)
-            }
-        )*
+        $dec:ident : $t:ty => $get:ident $(| $own:ident : $o:ty => $oget:ident)?;)*) => {
+        $(copy_getters!(@row $official, $dec: $t => $get $(, $own: $o => $oget)?);)*
+    };
+    (@row $official:literal, $dec:ident : $t:ty => $get:ident) => {
+        copy_getter!($official, $dec: $t => $get);
+    };
+    (@row $official:literal, $dec:ident : $t:ty => $get:ident,
+        $own:ident : $o:ty => $oget:ident) => {
+        copy_getter!($official, $own: $o => $oget);
     };
 }
 
