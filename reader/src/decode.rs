@@ -18,6 +18,10 @@
 //!
 //! The official string getter returns arbitrary bytes; [`as_str`] additionally requires
 //! UTF-8 (use [`as_bytes`] for the exact bytes, which the official string getter also returns).
+//!
+//! The getter types are one table (`value_table!`, below): [`ValueType`], [`Value`], the
+//! runtime dispatch [`decode`] and the named getters of the snapshot and the store are generated
+//! from its rows, so they cannot disagree on a type.
 
 use std::fmt;
 use std::str::FromStr;
