@@ -90,3 +90,30 @@ fn keys_of_every_length_find_exactly_themselves() {
         assert!(!snap.contains(&longer), "len {}", len + 2);
     }
 }
+
+#[test]
+fn values_of_one_two_and_three_byte_lengths_are_read_whole() {
+    // Lengths whose varint has 1, 2 and 3 bytes, each class at its edges (127/128,
+    // 16 383/16 384) and a length whose second byte is 0x80 (16 384 = 0x80 0x80 0x01).
+    let lengths = [1usize, 2, 127, 128, 129, 255, 256, 300, 16_383, 16_384, 16_385, 70_000];
+    let value = |len: usize| -> Vec<u8> { (0..len).map(|i| (i * 31 + len) as u8).collect() };
+    let mut b = StoreBuilder::new(4);
+    for len in lengths {
+        b.raw(format!("v{len}").as_bytes(), &value(len));
+    }
+    // A non-minimal two-byte length (5 written as 0x85 0x00) is still a length of 5.
+    let mut padded = vec![0x85, 0x00];
+    padded.extend_from_slice(b"fives");
+    b.records.extend_from_slice(&vi(6));
+    b.records.extend_from_slice(b"padded");
+    b.records.extend_from_slice(&padded);
+    let snap = load(&b);
+    for len in lengths {
+        let got = snap.raw_value(format!("v{len}"));
+        assert_eq!(got.map(<[u8]>::len), Some(len), "len {len}");
+        assert_eq!(got, Some(&value(len)[..]), "len {len}");
+    }
+    assert_eq!(snap.raw_value("padded"), Some(&b"fives"[..]));
+    let all: Vec<_> = snap.iter().map(|(k, v)| (k.to_vec(), v.len())).collect();
+    assert_eq!(all.len(), lengths.len() + 1);
+}
