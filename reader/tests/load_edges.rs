@@ -18,7 +18,12 @@ use mmkv_reader::{Error, Options, RegionSource, ReloadKind, Store};
 fn store(dir: &Path) -> (PathBuf, Vec<u8>) {
     let p = dir.join("s");
     let recs: Vec<(Vec<u8>, Vec<u8>)> = (0..100)
-        .map(|i| (format!("key-{i:03}").into_bytes(), lp(format!("v{i}").as_bytes())))
+        .map(|i| {
+            (
+                format!("key-{i:03}").into_bytes(),
+                lp(format!("v{i}").as_bytes()),
+            )
+        })
         .collect();
     let refs: Vec<(&[u8], &[u8])> = recs.iter().map(|(k, v)| (&k[..], &v[..])).collect();
     let region = write_plain_store(&p, &refs, MetaSpec::default());
@@ -83,7 +88,10 @@ fn a_data_file_of_its_header_or_less_under_a_grown_meta() {
     // files, as an open of them does; less than a header is too short to be a data file.
     publish_append(&p, &region, &late_record(), 4);
     let open_err = Store::open(&p, Options::new()).unwrap_err();
-    assert!(!matches!(open_err, Error::DataTooShort { .. }), "{open_err:?}");
+    assert!(
+        !matches!(open_err, Error::DataTooShort { .. }),
+        "{open_err:?}"
+    );
     assert_eq!(st.refresh(), Err(open_err));
     let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
     f.set_len(2).unwrap();
@@ -118,12 +126,18 @@ fn an_unlocked_reload_reads_a_fallback_three_times_before_accepting_it() {
     let c = crc_path(&p);
     set_u32(&c, 0, read_u32(&c, 0) ^ 0xdead_beef);
     assert_eq!(locked.refresh(), Ok(true));
-    assert_eq!(locked.snapshot().region_source(), RegionSource::LastConfirmed);
+    assert_eq!(
+        locked.snapshot().region_source(),
+        RegionSource::LastConfirmed
+    );
     {
         let _writer = writer_lock(&c);
         assert_eq!(unlocked.refresh(), Ok(true));
     }
-    assert_eq!(unlocked.snapshot().region_source(), RegionSource::LastConfirmed);
+    assert_eq!(
+        unlocked.snapshot().region_source(),
+        RegionSource::LastConfirmed
+    );
     assert_eq!(unlocked.len(), locked.len());
     let (l, u) = (locked.stats(), unlocked.stats());
     assert_eq!((l.unlocked, u.unlocked), (0, 1));

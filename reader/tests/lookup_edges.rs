@@ -41,7 +41,7 @@ fn long_keys_differing_only_in_the_middle_are_different_keys() {
     // not overlap the previous one, and past 64 bytes.
     let lengths = [24usize, 25, 31, 32, 33, 40, 72, 100];
     let ids = 0..900u32;
-    let present = |id: u32| id % 3 == 0;
+    let present = |id: u32| id.is_multiple_of(3);
     let mut b = StoreBuilder::new(4);
     for &len in &lengths {
         for id in ids.clone().filter(|&id| present(id)) {
@@ -60,7 +60,12 @@ fn long_keys_differing_only_in_the_middle_are_different_keys() {
             }
         }
     }
-    assert!(wrong.is_empty(), "{} wrong lookups, e.g. {:?}", wrong.len(), &wrong[..wrong.len().min(5)]);
+    assert!(
+        wrong.is_empty(),
+        "{} wrong lookups, e.g. {:?}",
+        wrong.len(),
+        &wrong[..wrong.len().min(5)]
+    );
 }
 
 #[test]
@@ -75,7 +80,11 @@ fn keys_of_every_length_find_exactly_themselves() {
     assert_eq!(snap.len(), 100);
     for len in 1..=100usize {
         let k = vec![b'a'; len];
-        assert_eq!(snap.get_bytes(&k), Some(&len.to_le_bytes()[..]), "len {len}");
+        assert_eq!(
+            snap.get_bytes(&k),
+            Some(&len.to_le_bytes()[..]),
+            "len {len}"
+        );
         for at in [0, len / 2, len - 1] {
             let mut other = k.clone();
             other[at] = b'b';
@@ -95,7 +104,9 @@ fn keys_of_every_length_find_exactly_themselves() {
 fn values_of_one_two_and_three_byte_lengths_are_read_whole() {
     // Lengths whose varint has 1, 2 and 3 bytes, each class at its edges (127/128,
     // 16 383/16 384) and a length whose second byte is 0x80 (16 384 = 0x80 0x80 0x01).
-    let lengths = [1usize, 2, 127, 128, 129, 255, 256, 300, 16_383, 16_384, 16_385, 70_000];
+    let lengths = [
+        1usize, 2, 127, 128, 129, 255, 256, 300, 16_383, 16_384, 16_385, 70_000,
+    ];
     let value = |len: usize| -> Vec<u8> { (0..len).map(|i| (i * 31 + len) as u8).collect() };
     let mut b = StoreBuilder::new(4);
     for len in lengths {
