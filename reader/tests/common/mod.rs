@@ -10,14 +10,11 @@ use std::path::{Path, PathBuf};
 pub use mmkv_reader::test_support::{self, MetaSpec};
 
 pub fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
+    mmkv_corpus::corpus_root()
 }
 
 pub fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
-        .collect()
+    mmkv_corpus::hex::decode(s).expect("hex")
 }
 
 pub fn crc_path(p: &Path) -> PathBuf {
