@@ -243,6 +243,23 @@ fn unmeasured_row(o: &mut String, arch: &str, first: &str, n_cells: usize) {
     row(o, arch, &cells);
 }
 
+/// "N keys, SIZE" of the fixture `bench` recorded in the first measured run that has it, else
+/// `default`.
+fn fixture_desc(measured: &[&ArchRun], bench: &str, default: &str) -> String {
+    measured
+        .iter()
+        .filter_map(|r| r.report.as_ref()?.fixtures.get(bench))
+        .map(|f| {
+            format!(
+                "{} keys, {}",
+                group_thousands(f.keys),
+                fmt_bytes(f.data_bytes as f64)
+            )
+        })
+        .next()
+        .unwrap_or_else(|| default.into())
+}
+
 /// Renders runs of several architectures as Markdown (the text that goes between the README
 /// markers): every table has an `arch` column; an architecture without a report gets rows
 /// saying "not measured", never a number. `date` is shown as is (see [`utc_datetime`]);
@@ -293,18 +310,7 @@ pub fn render_runs(runs: &[ArchRun], date: &str, note: Option<&str>) -> String {
     }
     o.push_str("\nReproduce: `cargo bench`, then `cargo run --release -p benches --bin speedup-table`.\n\n");
 
-    let gets_desc = measured
-        .iter()
-        .filter_map(|r| r.report.as_ref()?.fixtures.get("gets"))
-        .map(|f| {
-            format!(
-                "{} keys, {}",
-                group_thousands(f.keys),
-                fmt_bytes(f.data_bytes as f64)
-            )
-        })
-        .next()
-        .unwrap_or_else(|| "1,000 keys".into());
+    let gets_desc = fixture_desc(&measured, "gets", "1,000 keys");
     let _ = writeln!(o, "**Reads** (store of {gets_desc}, written by the official library; the reader checks the meta file on every read):\n");
     o.push_str("| arch | op | official single (ns) | official multi (ns) | reader (ns) | floor (ns) | speedup vs single | speedup vs multi | reader / floor |\n");
     o.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -362,18 +368,7 @@ pub fn render_runs(runs: &[ArchRun], date: &str, note: Option<&str>) -> String {
     }
     o.push('\n');
 
-    let open_desc = measured
-        .iter()
-        .filter_map(|r| r.report.as_ref()?.fixtures.get("open"))
-        .map(|f| {
-            format!(
-                "{} keys, {}",
-                group_thousands(f.keys),
-                fmt_bytes(f.data_bytes as f64)
-            )
-        })
-        .next()
-        .unwrap_or_else(|| "100,000 keys".into());
+    let open_desc = fixture_desc(&measured, "open", "100,000 keys");
     let _ = writeln!(
         o,
         "**Open + parse** (store of {open_desc}, file in the page cache):\n"
