@@ -6,7 +6,8 @@
 //!   ([`Manifest::load`]) and writer ([`Manifest::to_json_text`]);
 //! - [`encoding`]: how values are written in it (decimal strings, float bit patterns, hex);
 //! - [`hex`]: the lowercase hex of bytes and keys;
-//! - [`corpus_root`] and [`corpus_tags`]: where the corpus is and which tags it holds.
+//! - [`corpus_root`], [`corpus_tags`] and [`copy_store`]: where the corpus is, which tags it
+//!   holds, and a copy of one of its stores to damage or rewrite in a test.
 //!
 //! Value types stay the manifest's names (`Entry::ty`); consumers parse them with their own
 //! type (`mmkv_reader::decode::ValueType` implements `FromStr` for exactly these names), so this
@@ -50,6 +51,27 @@ pub fn corpus_tags(root: &Path) -> Result<Vec<String>, ManifestError> {
     Ok(tags)
 }
 
+/// The meta file of a corpus store: `<tag>/<id>.crc` beside the data file `<tag>/<id>`.
+pub fn meta_file_name(id: &str) -> String {
+    format!("{id}.crc")
+}
+
+/// Copies the corpus store `root/tag/id` (data and meta file) into `dir` as `name` and
+/// `name.crc`; returns the copy's data path.
+pub fn copy_store(
+    root: &Path,
+    tag: &str,
+    id: &str,
+    dir: &Path,
+    name: &str,
+) -> std::io::Result<PathBuf> {
+    let src = root.join(tag);
+    let dst = dir.join(name);
+    std::fs::copy(src.join(id), &dst)?;
+    std::fs::copy(src.join(meta_file_name(id)), dir.join(meta_file_name(name)))?;
+    Ok(dst)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,5 +101,20 @@ mod tests {
             ["scratch", "v1.2.9", "v1.2.10"]
         );
         assert!(corpus_tags(&dir.path().join("missing")).is_err());
+    }
+
+    #[test]
+    fn copies_a_store_with_its_meta() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = corpus_root();
+        let p = copy_store(&root, "v2.4.2", "aes128", dir.path(), "x").unwrap();
+        assert_eq!(p, dir.path().join("x"));
+        let same = |a: PathBuf, b: PathBuf| std::fs::read(a).unwrap() == std::fs::read(b).unwrap();
+        assert!(same(p.clone(), root.join("v2.4.2/aes128")));
+        assert!(same(
+            dir.path().join("x.crc"),
+            root.join("v2.4.2/aes128.crc")
+        ));
+        assert!(copy_store(&root, "v2.4.2", "missing", dir.path(), "y").is_err());
     }
 }

@@ -23,11 +23,7 @@ pub fn crc_path(p: &Path) -> PathBuf {
 
 /// Copies corpus store `tag/id` into `dir` as `name`; returns the data path.
 pub fn copy_store(dir: &Path, tag: &str, id: &str, name: &str) -> PathBuf {
-    let src = corpus().join(tag).join(id);
-    let dst = dir.join(name);
-    std::fs::copy(&src, &dst).unwrap();
-    std::fs::copy(crc_path(&src), crc_path(&dst)).unwrap();
-    dst
+    mmkv_corpus::copy_store(&corpus(), tag, id, dir, name).unwrap()
 }
 
 /// Appends one record (`key`, `value`) to `out`.
