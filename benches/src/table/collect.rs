@@ -69,21 +69,29 @@ pub fn estimate(
         .join(function)
         .join("new")
         .join("estimates.json");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => return Err(TableError::Io { path, source }),
+    let Some(text) = read_if_present(&path)? else {
+        return Ok(None);
     };
     parse_estimate(&text, stat)
         .map(Some)
         .map_err(|message| TableError::Format { path, message })
 }
 
+/// The text of `path`, `None` when the file does not exist (that benchmark did not run).
+fn read_if_present(path: &Path) -> Result<Option<String>, TableError> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(TableError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
 fn read_json<T: serde::de::DeserializeOwned>(path: PathBuf) -> Result<Option<T>, TableError> {
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => return Err(TableError::Io { path, source }),
+    let Some(text) = read_if_present(&path)? else {
+        return Ok(None);
     };
     serde_json::from_str(&text)
         .map(Some)
