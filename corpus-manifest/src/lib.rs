@@ -13,6 +13,8 @@
 //! type (`mmkv_reader::decode::ValueType` implements `FromStr` for exactly these names), so this
 //! crate depends on no reader and the reader can use it in its tests.
 
+#![deny(missing_docs)]
+
 pub mod encoding;
 pub mod hex;
 mod manifest;
