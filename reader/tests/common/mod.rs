@@ -10,14 +10,11 @@ use std::path::{Path, PathBuf};
 pub use mmkv_reader::test_support::{self, MetaSpec};
 
 pub fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
+    mmkv_corpus::corpus_root()
 }
 
 pub fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
-        .collect()
+    mmkv_corpus::hex::decode(s).expect("hex")
 }
 
 pub fn crc_path(p: &Path) -> PathBuf {
@@ -26,11 +23,7 @@ pub fn crc_path(p: &Path) -> PathBuf {
 
 /// Copies corpus store `tag/id` into `dir` as `name`; returns the data path.
 pub fn copy_store(dir: &Path, tag: &str, id: &str, name: &str) -> PathBuf {
-    let src = corpus().join(tag).join(id);
-    let dst = dir.join(name);
-    std::fs::copy(&src, &dst).unwrap();
-    std::fs::copy(crc_path(&src), crc_path(&dst)).unwrap();
-    dst
+    mmkv_corpus::copy_store(&corpus(), tag, id, dir, name).unwrap()
 }
 
 /// Appends one record (`key`, `value`) to `out`.
