@@ -6,8 +6,11 @@
 //! - [`ids`]: the criterion group and function names, so the tool finds every estimate;
 //! - [`paths`]: where criterion writes its results (and where the benches put extra JSON files);
 //! - [`memory`]: a counting global allocator and the memory report the `open` bench writes;
-//! - [`table`]: reading criterion's estimates, computing the ratios and rendering the Markdown
-//!   table, and replacing it between marker comments in the README.
+//! - [`table`]: the speedup table, in two steps: [`table::collect`](mod@table::collect)
+//!   reads criterion's estimates and the benches' JSON files into a report of what was
+//!   measured; [`table::render`](mod@table::render) evaluates the targets, merges the
+//!   architectures, renders the Markdown tables and replaces them between marker comments in
+//!   the README.
 #![deny(missing_docs)]
 
 pub mod ids;

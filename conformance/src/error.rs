@@ -14,14 +14,9 @@ pub enum Error {
         /// The underlying error.
         source: std::io::Error,
     },
-    /// A manifest that cannot be parsed or has an invalid entry.
-    #[error("manifest {path}: {message}")]
-    Manifest {
-        /// The manifest file.
-        path: PathBuf,
-        /// What is wrong.
-        message: String,
-    },
+    /// A corpus manifest or folder that cannot be read or parsed.
+    #[error(transparent)]
+    Manifest(#[from] mmkv_corpus::ManifestError),
     /// A YAML repro that cannot be parsed.
     #[error("workload {path}: {message}")]
     Workload {

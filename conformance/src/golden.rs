@@ -1,111 +1,34 @@
-//! Golden corpora: the manifest format (`corpus/README.md`), its loader and writer, and the
-//! check of a recorded store set through a reader.
+//! Golden corpora: manifest entries as typed values (the manifest's types, loader and writer
+//! are `mmkv_corpus`'s, re-exported here), and the check of a recorded store set through a
+//! reader.
 
 use std::collections::BTreeSet;
-use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use mmkv_corpus::encoding::{bad, dec, hex32, hex64, items};
+pub use mmkv_corpus::{corpus_root, corpus_tags, Entry, Manifest, StoreManifest};
 
-use crate::error::{Error, Result};
-use crate::kind::{Features, ModeKind};
+use crate::error::Result;
+use crate::kind::Features;
 use crate::value::{hex_bytes, show, Value, ValueType};
 use crate::view::ReaderFactory;
 
-/// A corpus manifest (`<tag>/manifest.json`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Manifest {
-    /// What the library reports as its version.
-    pub mmkv_version: String,
-    /// The workload seed.
-    pub seed: u64,
-    /// One entry per store file.
-    pub stores: Vec<StoreManifest>,
-}
-
-/// One store of a manifest.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StoreManifest {
-    /// The store id (= data file name).
-    pub id: String,
-    /// Process mode it was opened with.
-    pub mode: ModeKind,
-    /// The crypt key bytes as given to the library (hex), or null.
-    pub crypt_key_hex: Option<String>,
-    /// Whether the key was an AES-256 key.
-    pub aes256: bool,
-    /// Whether `enableAutoKeyExpire` was called.
-    pub key_expire: bool,
-    /// Live entries.
-    pub count: usize,
-    /// `set()` calls the library refused.
-    pub rejected_sets: usize,
-    /// Every live key with its type and value.
-    pub entries: Vec<Entry>,
-    /// Keys that were touched but are removed, cleared or expired.
-    pub absent: Vec<String>,
-}
-
-/// One live key of a manifest.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Entry {
-    /// The key.
-    pub key: String,
-    /// The type name (`ValueType::name`).
-    #[serde(rename = "type")]
-    pub ty: String,
-    /// The value in the manifest encoding.
-    pub value: serde_json::Value,
-    /// Expire time (epoch seconds) for expiring keys.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expire_at: Option<u32>,
-}
-
-fn bad(what: &str, v: &serde_json::Value) -> String {
-    format!("bad {what} value {v}")
-}
-
-fn dec<T: std::str::FromStr>(v: &serde_json::Value, what: &str) -> std::result::Result<T, String> {
-    v.as_str()
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| bad(what, v))
-}
-
-fn hex32(v: &serde_json::Value) -> std::result::Result<f32, String> {
-    v.as_str()
-        .filter(|s| s.len() == 8)
-        .and_then(|s| u32::from_str_radix(s, 16).ok())
-        .map(f32::from_bits)
-        .ok_or_else(|| bad("f32", v))
-}
-
-fn hex64(v: &serde_json::Value) -> std::result::Result<f64, String> {
-    v.as_str()
-        .filter(|s| s.len() == 16)
-        .and_then(|s| u64::from_str_radix(s, 16).ok())
-        .map(f64::from_bits)
-        .ok_or_else(|| bad("f64", v))
-}
-
-fn items<T>(
-    v: &serde_json::Value,
-    f: impl Fn(&serde_json::Value) -> std::result::Result<T, String>,
-) -> std::result::Result<Vec<T>, String> {
-    v.as_array()
-        .ok_or_else(|| bad("array", v))?
-        .iter()
-        .map(f)
-        .collect()
-}
-
-impl Entry {
+/// A manifest entry read and written as this crate's typed [`Value`].
+pub trait TypedEntry {
     /// The entry's getter type.
-    pub fn value_type(&self) -> std::result::Result<ValueType, String> {
+    fn value_type(&self) -> std::result::Result<ValueType, String>;
+    /// Decodes the manifest encoding into a typed value.
+    fn typed_value(&self) -> std::result::Result<Value, String>;
+    /// Encodes a typed value as a manifest entry.
+    fn from_value(key: &str, value: &Value, expire_at: Option<u32>) -> Self;
+}
+
+impl TypedEntry for Entry {
+    fn value_type(&self) -> std::result::Result<ValueType, String> {
         self.ty.parse::<ValueType>().map_err(|e| e.to_string())
     }
 
-    /// Decodes the manifest encoding into a typed value.
-    pub fn typed_value(&self) -> std::result::Result<Value, String> {
+    fn typed_value(&self) -> std::result::Result<Value, String> {
         let v = &self.value;
         Ok(match self.value_type()? {
             ValueType::Bool => Value::Bool(v.as_bool().ok_or_else(|| bad("bool", v))?),
@@ -140,8 +63,7 @@ impl Entry {
         })
     }
 
-    /// Encodes a typed value as a manifest entry.
-    pub fn from_value(key: &str, value: &Value, expire_at: Option<u32>) -> Entry {
+    fn from_value(key: &str, value: &Value, expire_at: Option<u32>) -> Entry {
         use serde_json::Value as J;
         let s = |x: String| J::String(x);
         let json = match value {
@@ -183,74 +105,6 @@ impl Entry {
     }
 }
 
-impl StoreManifest {
-    /// The crypt key bytes.
-    pub fn crypt_key(&self) -> std::result::Result<Option<Vec<u8>>, String> {
-        match &self.crypt_key_hex {
-            None => Ok(None),
-            Some(h) => hex_bytes::decode(h)
-                .map(Some)
-                .ok_or_else(|| format!("bad crypt_key_hex {h:?}")),
-        }
-    }
-}
-
-impl Manifest {
-    /// Loads `dir/manifest.json`.
-    pub fn load(dir: &Path) -> Result<Manifest> {
-        let path = dir.join("manifest.json");
-        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-        serde_json::from_str(&text).map_err(|e| Error::Manifest {
-            path,
-            message: e.to_string(),
-        })
-    }
-
-    /// The manifest as JSON laid out like the project's corpus (one entry per line).
-    pub fn to_json_text(&self) -> String {
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "{{\"mmkv_version\":{},\"seed\":{},",
-            j(&self.mmkv_version),
-            self.seed
-        );
-        out.push_str("  \"stores\":[\n");
-        for (si, s) in self.stores.iter().enumerate() {
-            let _ = writeln!(
-                out,
-                "    {{\"id\":{},\"mode\":{},\"crypt_key_hex\":{},\"aes256\":{},\"key_expire\":{},\"count\":{},\"rejected_sets\":{},",
-                j(&s.id),
-                j(&s.mode),
-                j(&s.crypt_key_hex),
-                s.aes256,
-                s.key_expire,
-                s.count,
-                s.rejected_sets
-            );
-            out.push_str("     \"entries\":[");
-            for (i, e) in s.entries.iter().enumerate() {
-                out.push_str(if i == 0 { "\n      " } else { ",\n      " });
-                out.push_str(&j(e));
-            }
-            out.push_str("],\n");
-            let _ = write!(out, "     \"absent\":{}}}", j(&s.absent));
-            out.push_str(if si + 1 < self.stores.len() {
-                ",\n"
-            } else {
-                "\n"
-            });
-        }
-        out.push_str("  ]}\n");
-        out
-    }
-}
-
-/// Compact JSON of a serializable value.
-fn j<T: Serialize + ?Sized>(v: &T) -> String {
-    serde_json::to_string(v).unwrap_or_else(|_| "null".to_string())
-}
-
 /// The outcome of checking one store of a manifest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreCheck {
@@ -283,7 +137,7 @@ pub fn check_store(
         Err(e) => {
             return StoreCheck {
                 id,
-                mismatches: vec![e],
+                mismatches: vec![e.to_string()],
             }
         }
     };
@@ -405,28 +259,4 @@ pub fn check_corpus_dir(dir: &Path, reader: &dyn ReaderFactory) -> Result<Corpus
         .map(|s| check_store(dir, s, reader, &getters))
         .collect();
     Ok(CorpusCheck { tag, stores })
-}
-
-/// The project's corpus folder (`<workspace>/corpus`), overridable with `CONFORMANCE_CORPUS`.
-pub fn corpus_root() -> PathBuf {
-    if let Some(p) = std::env::var_os("CONFORMANCE_CORPUS") {
-        return PathBuf::from(p);
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap_or(Path::new(env!("CARGO_MANIFEST_DIR")))
-        .join("corpus")
-}
-
-/// Tag folders of a corpus root that hold a manifest, sorted by version.
-pub fn corpus_tags(root: &Path) -> Result<Vec<String>> {
-    let mut tags = Vec::new();
-    for entry in std::fs::read_dir(root).map_err(|e| Error::io(root, e))? {
-        let entry = entry.map_err(|e| Error::io(root, e))?;
-        if entry.path().join("manifest.json").is_file() {
-            tags.push(entry.file_name().to_string_lossy().into_owned());
-        }
-    }
-    tags.sort_by_key(|t| (crate::kind::parse_tag(t), t.clone()));
-    Ok(tags)
 }

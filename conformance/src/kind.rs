@@ -80,15 +80,8 @@ pub fn parse_tag(tag: &str) -> Option<(u32, u32, u32)> {
     Tag::parse(tag).map(|t| (t.major, t.minor, t.patch))
 }
 
-/// Process mode of an official instance.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ModeKind {
-    /// `MMKV_SINGLE_PROCESS`
-    Single,
-    /// `MMKV_MULTI_PROCESS`
-    Multi,
-}
+/// Process mode of an official instance (the manifest's `mode`).
+pub use mmkv_corpus::Mode as ModeKind;
 
 /// A store configuration. Ids match the corpus store ids (`corpus/README.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::golden::{Entry, Manifest, StoreManifest};
+use crate::golden::{Entry, Manifest, StoreManifest, TypedEntry};
 use crate::kind::{keys, Features, StoreKind};
 use crate::live::SplitMix;
 use crate::official::{OfficialLib, OfficialStore};

@@ -306,36 +306,7 @@ pub mod float_bits {
 pub mod hex_bytes {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    /// Lowercase hex of `bytes`.
-    pub fn encode(bytes: &[u8]) -> String {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        let mut out = String::with_capacity(bytes.len() * 2);
-        for b in bytes {
-            out.push(DIGITS[usize::from(b >> 4)] as char);
-            out.push(DIGITS[usize::from(b & 15)] as char);
-        }
-        out
-    }
-
-    /// Decodes hex (either case); `None` on odd length or a non-hex digit.
-    pub fn decode(text: &str) -> Option<Vec<u8>> {
-        let digits = text.as_bytes();
-        if digits.len() & 1 == 1 {
-            return None;
-        }
-        let nibble = |c: u8| -> Option<u8> {
-            match c {
-                b'0'..=b'9' => Some(c - b'0'),
-                b'a'..=b'f' => Some(c - b'a' + 10),
-                b'A'..=b'F' => Some(c - b'A' + 10),
-                _ => None,
-            }
-        };
-        digits
-            .chunks(2)
-            .map(|pair| Some(nibble(pair[0])? << 4 | nibble(pair[1])?))
-            .collect()
-    }
+    pub use mmkv_corpus::hex::{decode, encode};
 
     /// serde serializer: bytes as a hex string.
     pub fn serialize<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {

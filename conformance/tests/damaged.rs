@@ -236,7 +236,7 @@ fn damaged_stores_read_like_the_official_loader() {
         eprintln!("damaged: no official version built (MMKV_VERSIONS=none); nothing to compare");
         return;
     }
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
+    let corpus = conformance::golden::corpus_root();
     let mut failures = Vec::new();
     let (mut states, mut agreed) = (0usize, 0usize);
     for tag in tags {

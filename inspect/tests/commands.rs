@@ -15,27 +15,24 @@ fn get_returns_manifest_values() {
     for tag in ["v1.2.16", "v2.4.2"] {
         let dir = corpus().join(tag);
         let m = manifest(&dir);
-        for store in m["stores"].as_array().unwrap() {
-            let id = store["id"].as_str().unwrap();
+        for store in &m.stores {
+            let id = store.id.as_str();
             if !["plain", "aes128", "expire"].contains(&id) {
                 continue;
             }
             let path = dir.join(id);
             let crypt = crypt_args(store);
-            for e in store["entries"].as_array().unwrap().iter().take(40) {
-                let key = e["key"].as_str().unwrap();
-                let ty = e["type"].as_str().unwrap();
+            for e in store.entries.iter().take(40) {
+                let key = e.key.as_str();
+                let ty = e.ty.as_str();
                 let mut args = vec!["get", path.to_str().unwrap(), key, "--type", ty, "--json"];
                 args.extend(crypt.iter().map(String::as_str));
                 let g = run_json(&args);
                 let ctx = format!("{tag}/{id} {key} {ty}");
                 assert_eq!(g["type"], ty, "{ctx}");
                 assert_eq!(g["key"], key, "{ctx}");
-                assert_eq!(
-                    g["expire_at"],
-                    e.get("expire_at").cloned().unwrap_or(Value::Null)
-                );
-                let want = &e["value"];
+                assert_eq!(g["expire_at"], serde_json::json!(e.expire_at));
+                let want = &e.value;
                 let got = &g["value"];
                 let same = match ty {
                     "i32" | "u32" | "i64" | "u64" => {
@@ -81,7 +78,7 @@ fn float_bits64(v: &Value) -> String {
         Value::String(s) if s == "-inf" => f64::NEG_INFINITY,
         other => other.as_f64().unwrap(),
     };
-    format!("{:016x}", x.to_bits())
+    mmkv_corpus::encoding::f64_text(x)
 }
 
 fn float_bits32(v: &Value) -> String {
@@ -91,7 +88,7 @@ fn float_bits32(v: &Value) -> String {
         // The JSON number is the shortest decimal that round-trips through f32.
         other => other.to_string().parse::<f32>().unwrap(),
     };
-    format!("{:08x}", x.to_bits())
+    mmkv_corpus::encoding::f32_text(x)
 }
 
 #[test]
@@ -216,9 +213,8 @@ fn scan_whole_corpus() {
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for tag in tags() {
         let m = manifest(&tag);
-        for store in m["stores"].as_array().unwrap() {
-            let id = store["id"].as_str().unwrap();
-            let path = tag.join(id).display().to_string();
+        for store in &m.stores {
+            let path = tag.join(&store.id).display().to_string();
             let row = rows
                 .iter()
                 .find(|r| r["path"] == path.as_str())
@@ -229,13 +225,13 @@ fn scan_whole_corpus() {
             assert!(row["data_size"].is_u64(), "{path}");
             let enc = row["encrypted"].as_str().unwrap();
             *counts.entry(enc.to_string()).or_default() += 1;
-            if store["crypt_key_hex"].is_null() {
-                if store["count"].as_u64().unwrap() > 0 {
+            if store.crypt_key_hex.is_none() {
+                if store.count > 0 {
                     assert_eq!(enc, "no", "{path}");
                 } else {
                     assert!(enc == "no" || enc == "unknown", "{path}: {enc}");
                 }
-                assert_eq!(row["entries"], store["count"], "{path}");
+                assert_eq!(row["entries"], store.count, "{path}");
                 assert!(row["superseded"].is_u64() && row["removed"].is_u64());
             } else {
                 assert!(enc == "yes" || enc == "unknown", "{path}: {enc}");
@@ -267,16 +263,16 @@ fn scan_tries_a_given_key_on_encrypted_stores() {
         tag.to_str().unwrap(),
     ]);
     let rows = s["stores"].as_array().unwrap();
-    for store in m["stores"].as_array().unwrap() {
-        let id = store["id"].as_str().unwrap();
+    for store in &m.stores {
+        let id = &store.id;
         let path = tag.join(id).display().to_string();
         let row = rows.iter().find(|r| r["path"] == path.as_str()).unwrap();
-        match store["crypt_key_hex"].as_str() {
+        match store.crypt_key_hex.as_deref() {
             // Plaintext stores are read without the key.
-            None => assert_eq!(row["entries"], store["count"], "{id}"),
-            Some(k) if k == hex(b"mmkv-conformance") && store["aes256"] == false => {
+            None => assert_eq!(row["entries"], store.count, "{id}"),
+            Some(k) if k == hex(b"mmkv-conformance") && !store.aes256 => {
                 assert_eq!(row["encrypted"], "yes", "{id}");
-                assert_eq!(row["entries"], store["count"], "{id}");
+                assert_eq!(row["entries"], store.count, "{id}");
                 assert_eq!(row["error"], Value::Null, "{id}");
             }
             Some(_) => {

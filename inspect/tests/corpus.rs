@@ -7,15 +7,14 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::*;
+use mmkv_corpus::encoding::{f32_text, f64_text, items, text};
 use mmkv_reader::decode;
 use serde_json::Value;
 
+/// The manifest's string items (`strings`, and the integer and float vectors' decimal and
+/// bit-pattern texts).
 fn strs(v: &Value) -> Vec<String> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_str().unwrap().to_string())
-        .collect()
+    items(v, |x| text(x, "vector item").map(str::to_string)).unwrap()
 }
 
 /// Checks that `payload` holds the manifest's typed value.
@@ -26,18 +25,8 @@ fn check_value(ctx: &str, ty: &str, value: &Value, payload: &[u8]) {
         "u32" => decode::as_u32(payload).map(|v| v.to_string()).as_deref() == value.as_str(),
         "i64" => decode::as_i64(payload).map(|v| v.to_string()).as_deref() == value.as_str(),
         "u64" => decode::as_u64(payload).map(|v| v.to_string()).as_deref() == value.as_str(),
-        "f32" => {
-            decode::as_f32(payload)
-                .map(|v| format!("{:08x}", v.to_bits()))
-                .as_deref()
-                == value.as_str()
-        }
-        "f64" => {
-            decode::as_f64(payload)
-                .map(|v| format!("{:016x}", v.to_bits()))
-                .as_deref()
-                == value.as_str()
-        }
+        "f32" => decode::as_f32(payload).map(f32_text).as_deref() == value.as_str(),
+        "f64" => decode::as_f64(payload).map(f64_text).as_deref() == value.as_str(),
         "string" => decode::as_str(payload) == value.as_str(),
         "bytes" => decode::as_bytes(payload).map(hex).as_deref() == value.as_str(),
         "strings" => decode::as_string_vec(payload) == Some(strs(value)),
@@ -58,13 +47,11 @@ fn check_value(ctx: &str, ty: &str, value: &Value, payload: &[u8]) {
                 == Some(strs(value))
         }
         "vec_f32" => {
-            decode::as_vec_f32(payload)
-                .map(|v| v.iter().map(|x| format!("{:08x}", x.to_bits())).collect())
+            decode::as_vec_f32(payload).map(|v| v.into_iter().map(f32_text).collect())
                 == Some(strs(value))
         }
         "vec_f64" => {
-            decode::as_vec_f64(payload)
-                .map(|v| v.iter().map(|x| format!("{:016x}", x.to_bits())).collect())
+            decode::as_vec_f64(payload).map(|v| v.into_iter().map(f64_text).collect())
                 == Some(strs(value))
         }
         other => panic!("{ctx}: unknown manifest type {other}"),
@@ -103,8 +90,8 @@ fn dump_and_history_match_every_manifest() {
     let mut statuses_seen = BTreeMap::new();
     for tag in &tags {
         let m = manifest(tag);
-        for store in m["stores"].as_array().unwrap() {
-            let id = store["id"].as_str().unwrap();
+        for store in &m.stores {
+            let id = &store.id;
             let path = tag.join(id);
             let path_s = path.to_str().unwrap();
             let ctx = format!("{}/{id}", tag.file_name().unwrap().to_string_lossy());
@@ -116,36 +103,23 @@ fn dump_and_history_match_every_manifest() {
             assert_eq!(dump["meta"]["crc_ok"], Value::Bool(true), "{ctx}");
             assert_eq!(
                 dump["meta"]["key_expire"].as_bool(),
-                store["key_expire"].as_bool(),
+                Some(store.key_expire),
                 "{ctx}"
             );
             let live = by_key(dump["entries"].as_array().unwrap().iter());
-            let manifest_entries = store["entries"].as_array().unwrap();
-            assert_eq!(live.len(), manifest_entries.len(), "{ctx}: entry count");
-            assert_eq!(
-                live.len() as u64,
-                store["count"].as_u64().unwrap(),
-                "{ctx}: count"
-            );
-            for e in manifest_entries {
-                let key = e["key"].as_str().unwrap();
+            assert_eq!(live.len(), store.entries.len(), "{ctx}: entry count");
+            assert_eq!(live.len(), store.count, "{ctx}: count");
+            for e in &store.entries {
+                let key = e.key.as_str();
                 let (vh, exp) = live
                     .get(key)
                     .unwrap_or_else(|| panic!("{ctx}: key {key:?} missing from dump"));
-                check_value(
-                    &format!("{ctx} {key}"),
-                    e["type"].as_str().unwrap(),
-                    &e["value"],
-                    &unhex(vh),
-                );
-                assert_eq!(*exp, e["expire_at"].as_u64(), "{ctx} {key}: expire_at");
+                check_value(&format!("{ctx} {key}"), &e.ty, &e.value, &unhex(vh));
+                assert_eq!(*exp, e.expire_at.map(u64::from), "{ctx} {key}: expire_at");
                 entries_checked += 1;
             }
-            for k in store["absent"].as_array().unwrap() {
-                assert!(
-                    !live.contains_key(k.as_str().unwrap()),
-                    "{ctx}: {k} present"
-                );
+            for k in &store.absent {
+                assert!(!live.contains_key(k), "{ctx}: {k} present");
             }
 
             // History: the live records are exactly the dump's entries.
@@ -171,8 +145,8 @@ fn dump_and_history_match_every_manifest() {
             let hist_live = by_key(records.iter().filter(|r| r["status"] == "live"));
             assert_eq!(hist_live, live, "{ctx}: history live == dump entries");
             // Every absent key that appears in the file ends as removed or expired.
-            for k in store["absent"].as_array().unwrap() {
-                if let Some(last) = records.iter().rev().find(|r| r["key"] == *k) {
+            for k in &store.absent {
+                if let Some(last) = records.iter().rev().find(|r| r["key"] == k.as_str()) {
                     let st = last["status"].as_str().unwrap();
                     assert!(
                         st == "removed" || st == "expired",

@@ -12,15 +12,7 @@ use common::*;
 use serde_json::Value;
 
 fn copy(dir: &Path, tag: &str, id: &str) -> PathBuf {
-    let src = corpus().join(tag).join(id);
-    let dst = dir.join(id);
-    std::fs::copy(&src, &dst).unwrap();
-    std::fs::copy(
-        src.with_file_name(format!("{id}.crc")),
-        dir.join(format!("{id}.crc")),
-    )
-    .unwrap();
-    dst
+    mmkv_corpus::copy_store(&corpus(), tag, id, dir, id).unwrap()
 }
 
 fn crc(p: &Path) -> PathBuf {

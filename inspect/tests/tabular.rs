@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::{delimited, hex, padded_varint, run, run_json, varint, write_store};
+use common::{delimited, hex, run, run_json, varint, Builder};
 use mmkv_inspect::util::utc;
 use serde_json::Value;
 
@@ -58,15 +58,6 @@ fn parse_tsv(text: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn rec(out: &mut Vec<u8>, key: &[u8], payload: &[u8], expire: Option<u32>) {
-    delimited(out, key);
-    let mut v = payload.to_vec();
-    if let Some(t) = expire {
-        v.extend_from_slice(&t.to_le_bytes());
-    }
-    delimited(out, &v);
-}
-
 fn text(s: &str) -> Vec<u8> {
     let mut p = Vec::new();
     delimited(&mut p, s.as_bytes());
@@ -75,37 +66,20 @@ fn text(s: &str) -> Vec<u8> {
 
 /// A key-expiring store with awkward keys and values, a superseded value and a removal.
 fn awkward_store(dir: &Path) -> PathBuf {
-    let mut r = Vec::new();
     let mut neg = Vec::new();
     varint(&mut neg, u64::MAX); // -1
-    rec(&mut r, b"tab\tkey", &text("a\tb"), Some(0));
-    rec(
-        &mut r,
-        b"new\nline",
-        &text("line1\nline2\r\nline3"),
-        Some(4_000_000_000),
-    );
-    rec(
-        &mut r,
-        b"quo\"te,comma",
-        &text("say \"hi\", then go"),
-        Some(0),
-    );
-    rec(&mut r, b"\xff\xfebin", &[0x03, 0xff, 0x00, 0xfe], Some(0));
-    rec(
-        &mut r,
-        b"bin value",
-        &[0x04, 0x80, 0x81, 0xff, 0x0a],
-        Some(0),
-    );
-    rec(&mut r, b"neg", &neg, Some(0));
-    rec(&mut r, b"f", &0.5f64.to_le_bytes(), Some(2_000_000_000));
-    rec(&mut r, b"tab\tkey", &text("second\tvalue"), Some(0));
-    delimited(&mut r, b"gone");
-    r.push(0);
-    let mut region = padded_varint(0, 4);
-    region.extend_from_slice(&r);
-    write_store(dir, "awkward", &region, 4, true, b"", None)
+    let mut b = Builder::new(4);
+    b.key_expire = true;
+    b.0.set(b"tab\tkey", &text("a\tb"), 0)
+        .set(b"new\nline", &text("line1\nline2\r\nline3"), 4_000_000_000)
+        .set(b"quo\"te,comma", &text("say \"hi\", then go"), 0)
+        .set(b"\xff\xfebin", &[0x03, 0xff, 0x00, 0xfe], 0)
+        .set(b"bin value", &[0x04, 0x80, 0x81, 0xff, 0x0a], 0)
+        .set(b"neg", &neg, 0)
+        .set(b"f", &0.5f64.to_le_bytes(), 2_000_000_000)
+        .set(b"tab\tkey", &text("second\tvalue"), 0)
+        .remove(b"gone");
+    b.write(dir, "awkward", 4, b"")
 }
 
 fn s(v: &Value) -> String {

@@ -9,30 +9,12 @@
 //! expiration on).
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use mmkv_corpus::encoding::{boolean, bytes, dec, hex32, hex64, items, text};
+use mmkv_corpus::{corpus_root, corpus_tags, Manifest};
 use mmkv_reader::{Clock, FixedClock, Options, Snapshot, Store, SystemClock};
 use serde_json::Value;
-
-fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
-        .collect()
-}
-
-fn strs(v: &Value) -> Vec<&str> {
-    v.as_array()
-        .expect("array")
-        .iter()
-        .map(|x| x.as_str().expect("string item"))
-        .collect()
-}
 
 /// Checks one entry; returns a description of the mismatch.
 fn check_entry(
@@ -51,81 +33,58 @@ fn check_entry(
             }
         }};
     }
-    let s = || value.as_str().expect("string value");
+    let s = || text(value, "string").unwrap();
     match ty {
-        "bool" => cmp!(snap.get_bool(key), Some(value.as_bool().expect("bool"))),
-        "i32" => cmp!(snap.get_i32(key), Some(s().parse::<i32>().unwrap())),
-        "u32" => cmp!(snap.get_u32(key), Some(s().parse::<u32>().unwrap())),
-        "i64" => cmp!(snap.get_i64(key), Some(s().parse::<i64>().unwrap())),
-        "u64" => cmp!(snap.get_u64(key), Some(s().parse::<u64>().unwrap())),
+        "bool" => cmp!(snap.get_bool(key), Some(boolean(value, "bool").unwrap())),
+        "i32" => cmp!(snap.get_i32(key), Some(dec::<i32>(value, "i32").unwrap())),
+        "u32" => cmp!(snap.get_u32(key), Some(dec::<u32>(value, "u32").unwrap())),
+        "i64" => cmp!(snap.get_i64(key), Some(dec::<i64>(value, "i64").unwrap())),
+        "u64" => cmp!(snap.get_u64(key), Some(dec::<u64>(value, "u64").unwrap())),
         "f32" => cmp!(
             snap.get_f32(key).map(f32::to_bits),
-            Some(u32::from_str_radix(s(), 16).unwrap())
+            Some(hex32(value).unwrap().to_bits())
         ),
         "f64" => cmp!(
             snap.get_f64(key).map(f64::to_bits),
-            Some(u64::from_str_radix(s(), 16).unwrap())
+            Some(hex64(value).unwrap().to_bits())
         ),
         "string" => {
             cmp!(snap.get_str(key), Some(s()));
             cmp!(store.get_string(key), Some(s().to_string()));
         }
         "bytes" => {
-            cmp!(snap.get_bytes(key), Some(&unhex(s())[..]));
-            cmp!(store.get_bytes(key), Some(unhex(s())));
+            let want = bytes(value).unwrap();
+            cmp!(snap.get_bytes(key), Some(&want[..]));
+            cmp!(store.get_bytes(key), Some(want));
         }
         "strings" => cmp!(
             snap.get_string_vec(key),
-            Some(
-                strs(value)
-                    .into_iter()
-                    .map(str::to_owned)
-                    .collect::<Vec<_>>()
-            )
+            Some(items(value, |x| text(x, "strings").map(str::to_owned)).unwrap())
         ),
         "vec_i32" => cmp!(
             snap.get_vec_i32(key),
-            Some(
-                strs(value)
-                    .iter()
-                    .map(|x| x.parse().unwrap())
-                    .collect::<Vec<i32>>()
-            )
+            Some(items(value, |x| dec::<i32>(x, "vec_i32")).unwrap())
         ),
         "vec_u32" => cmp!(
             snap.get_vec_u32(key),
-            Some(
-                strs(value)
-                    .iter()
-                    .map(|x| x.parse().unwrap())
-                    .collect::<Vec<u32>>()
-            )
+            Some(items(value, |x| dec::<u32>(x, "vec_u32")).unwrap())
         ),
         "vec_i64" => cmp!(
             snap.get_vec_i64(key),
-            Some(
-                strs(value)
-                    .iter()
-                    .map(|x| x.parse().unwrap())
-                    .collect::<Vec<i64>>()
-            )
+            Some(items(value, |x| dec::<i64>(x, "vec_i64")).unwrap())
         ),
         "vec_u64" => cmp!(
             snap.get_vec_u64(key),
-            Some(
-                strs(value)
-                    .iter()
-                    .map(|x| x.parse().unwrap())
-                    .collect::<Vec<u64>>()
-            )
+            Some(items(value, |x| dec::<u64>(x, "vec_u64")).unwrap())
         ),
         "vec_f32" => cmp!(
             snap.get_vec_f32(key)
                 .map(|v| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>()),
             Some(
-                strs(value)
+                items(value, hex32)
+                    .unwrap()
                     .iter()
-                    .map(|x| u32::from_str_radix(x, 16).unwrap())
+                    .map(|x| x.to_bits())
                     .collect::<Vec<_>>()
             )
         ),
@@ -133,9 +92,10 @@ fn check_entry(
             snap.get_vec_f64(key)
                 .map(|v| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>()),
             Some(
-                strs(value)
+                items(value, hex64)
+                    .unwrap()
                     .iter()
-                    .map(|x| u64::from_str_radix(x, 16).unwrap())
+                    .map(|x| x.to_bits())
                     .collect::<Vec<_>>()
             )
         ),
@@ -172,14 +132,8 @@ fn check_absent(snap: &Snapshot, store: &Store, key: &str) -> Option<String> {
 
 #[test]
 fn every_store_of_every_tag() {
-    let dir = corpus_dir();
-    let mut tags: Vec<_> = std::fs::read_dir(&dir)
-        .expect("corpus dir")
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().join("manifest.json").is_file())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    tags.sort();
+    let dir = corpus_root();
+    let tags = corpus_tags(&dir).expect("corpus dir");
     assert_eq!(
         tags.len(),
         50,
@@ -193,25 +147,17 @@ fn every_store_of_every_tag() {
     let mut absent_checked = 0usize;
     for tag in &tags {
         let tdir = dir.join(tag);
-        let manifest: Value =
-            serde_json::from_slice(&std::fs::read(tdir.join("manifest.json")).unwrap()).unwrap();
-        let stores = manifest["stores"].as_array().expect("stores");
-        let min_expire = stores
-            .iter()
-            .flat_map(|s| s["entries"].as_array().unwrap().iter())
-            .filter_map(|e| e.get("expire_at").and_then(Value::as_u64))
-            .min();
+        let manifest = Manifest::load(&tdir).expect("manifest");
+        let min_expire = manifest.entries().filter_map(|e| e.expire_at).min();
         let clock: Arc<dyn Clock> = match min_expire {
-            Some(t) => Arc::new(FixedClock(t as u32 - 1)),
+            Some(t) => Arc::new(FixedClock(t - 1)),
             None => Arc::new(SystemClock),
         };
-        for s in stores {
-            let id = s["id"].as_str().unwrap();
-            let mut opts = Options::new()
-                .aes256(s["aes256"].as_bool().unwrap())
-                .clock(clock.clone());
-            if let Some(k) = s["crypt_key_hex"].as_str() {
-                opts = opts.crypt_key(unhex(k));
+        for s in &manifest.stores {
+            let id = &s.id;
+            let mut opts = Options::new().aes256(s.aes256).clock(clock.clone());
+            if let Some(k) = s.crypt_key().expect("crypt key") {
+                opts = opts.crypt_key(k);
             }
             let store = match Store::open(tdir.join(id), opts) {
                 Ok(st) => st,
@@ -222,24 +168,22 @@ fn every_store_of_every_tag() {
             };
             stores_checked += 1;
             let snap = store.snapshot();
-            let count = s["count"].as_u64().unwrap() as usize;
+            let count = s.count;
             if snap.len() != count || store.len() != count {
                 failures.push(format!("{tag}/{id}: len {} != count {count}", snap.len()));
             }
-            if snap.key_expire() != s["key_expire"].as_bool().unwrap() {
+            if snap.key_expire() != s.key_expire {
                 failures.push(format!("{tag}/{id}: key_expire flag mismatch"));
             }
             let mut want_keys = BTreeSet::new();
-            for e in s["entries"].as_array().unwrap() {
-                let key = e["key"].as_str().unwrap();
+            for e in &s.entries {
+                let key = e.key.as_str();
                 want_keys.insert(key.as_bytes().to_vec());
                 entries_checked += 1;
-                if let Some(msg) =
-                    check_entry(&snap, &store, key, e["type"].as_str().unwrap(), &e["value"])
-                {
+                if let Some(msg) = check_entry(&snap, &store, key, &e.ty, &e.value) {
                     failures.push(format!("{tag}/{id}: key {key:?}: {msg}"));
                 }
-                let want_exp = e.get("expire_at").and_then(Value::as_u64).unwrap_or(0) as u32;
+                let want_exp = e.expire_at.unwrap_or(0);
                 if snap.expire_at(key) != Some(want_exp) {
                     failures.push(format!(
                         "{tag}/{id}: key {key:?}: expire_at {:?} != {want_exp}",
@@ -255,8 +199,7 @@ fn every_store_of_every_tag() {
                     want_keys.len()
                 ));
             }
-            for k in s["absent"].as_array().unwrap() {
-                let key = k.as_str().unwrap();
+            for key in &s.absent {
                 absent_checked += 1;
                 if let Some(msg) = check_absent(&snap, &store, key) {
                     failures.push(format!("{tag}/{id}: key {key:?}: {msg}"));

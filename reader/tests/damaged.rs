@@ -38,17 +38,8 @@ fn pristine(tag: &str, id: &str) -> Entries {
 }
 
 fn manifest_count(tag: &str, id: &str) -> usize {
-    let m: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(corpus().join(tag).join("manifest.json")).unwrap())
-            .unwrap();
-    m["stores"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["id"] == id)
-        .unwrap()["count"]
-        .as_u64()
-        .unwrap() as usize
+    let m = mmkv_corpus::Manifest::load(&corpus().join(tag)).unwrap();
+    m.store(id).unwrap().count
 }
 
 fn files(p: &Path) -> (Vec<u8>, Vec<u8>) {

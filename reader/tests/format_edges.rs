@@ -162,7 +162,7 @@ fn a_store_needs_its_meta_through_the_actual_size() {
 #[test]
 fn store_contains_and_meta_match_its_snapshot() {
     use mmkv_reader::{Options, Store};
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/v2.4.2/plain");
+    let path = mmkv_corpus::corpus_root().join("v2.4.2/plain");
     let store = Store::open(&path, Options::new()).expect("corpus store");
     let snap = store.snapshot();
     let key = snap.keys().next().expect("a key").to_vec();

@@ -1,8 +1,6 @@
 //! The unchanged check-on-read path allocates nothing: zero-copy snapshot reads and scalar
 //! copy getters on an unchanged store make no heap allocation (counted per thread).
 
-use std::path::Path;
-
 use mmkv_reader::test_support::{self, CountingAlloc};
 use mmkv_reader::{Options, Store};
 
@@ -15,7 +13,7 @@ fn allocs() -> usize {
 
 #[test]
 fn unchanged_reads_do_not_allocate() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus/v2.4.2");
+    let dir = mmkv_corpus::corpus_root().join("v2.4.2");
     for (id, key) in [("plain", None), ("aes128", Some("mmkv-conformance"))] {
         let mut o = Options::new();
         if let Some(k) = key {

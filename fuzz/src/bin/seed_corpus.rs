@@ -1,11 +1,12 @@
 //! Writes seed inputs for every fuzz target into `fuzz/corpus/<target>/` from the golden
-//! stores in `../corpus` (plus synthetic stores that reach the partial-reload and fallback
+//! stores in `../corpus`, found through their manifests (plus synthetic stores that reach the partial-reload and fallback
 //! paths). Run from anywhere: `cargo run --no-default-features --features tools --bin seed-corpus` in `fuzz/`
 //! (or `fuzz/seed.sh`). Existing files are kept; seeds are named by their CRC-32.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use mmkv_corpus::{corpus_root, corpus_tags, meta_file_name, Manifest, StoreManifest};
 use mmkv_reader::crypto::{decrypt_cfb, encrypt_cfb};
 use mmkv_reader::meta::MetaInfo;
 use mmkv_reader::raw::store_iv;
@@ -43,13 +44,13 @@ impl Out {
     }
 }
 
-fn mode_of(id: &str) -> Option<Mode> {
-    match id {
-        "plain" | "multi" | "expire" | "empty" | "cleared" | "trimmed" => Some(Mode::Plain),
-        "aes128" | "expire-aes128" => Some(Mode::Aes128),
-        "aes256" | "expire-aes256" => Some(Mode::Aes256),
-        _ => None, // stores with other keys: meta seeds only
-    }
+/// The fuzz mode whose key a corpus store was written with (`None`: another key, meta seeds
+/// only).
+fn mode_of(store: &StoreManifest) -> Option<Mode> {
+    let key = store.crypt_key().ok()?.map(|k| (k, store.aes256));
+    Mode::ALL
+        .into_iter()
+        .find(|m| m.key().map(|(k, aes256)| (k.to_vec(), aes256)) == key)
 }
 
 fn main() {
@@ -61,30 +62,19 @@ fn main() {
             return;
         }
     }
-    let corpus = fuzz_dir.join("../corpus");
+    let corpus = corpus_root();
     let mut out = Out {
         root: fuzz_dir.join("corpus"),
         written: 0,
         seen: BTreeSet::new(),
     };
-    let mut tags: Vec<PathBuf> = std::fs::read_dir(&corpus)
-        .expect("golden corpus at ../corpus")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    tags.sort();
-    for tag in &tags {
-        let mut ids: Vec<String> = std::fs::read_dir(tag)
-            .expect("tag dir")
-            .flatten()
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter_map(|n| n.strip_suffix(".crc").map(str::to_string))
-            .collect();
-        ids.sort();
-        for id in ids {
-            let meta_bytes = std::fs::read(tag.join(format!("{id}.crc"))).expect("meta");
-            let data = std::fs::read(tag.join(&id)).expect("data");
+    for tag in corpus_tags(&corpus).expect("golden corpus") {
+        let tag = corpus.join(tag);
+        let manifest = Manifest::load(&tag).expect("manifest");
+        for store in &manifest.stores {
+            let id = &store.id;
+            let meta_bytes = std::fs::read(tag.join(meta_file_name(id))).expect("meta");
+            let data = std::fs::read(tag.join(id)).expect("data");
             let meta_bytes = &meta_bytes[..meta_bytes.len().min(112)];
             out.put("meta", meta_bytes);
             let Ok(meta) = MetaInfo::parse(meta_bytes) else {
@@ -102,7 +92,7 @@ fn main() {
             let Some(region) = data.get(4..4 + size) else {
                 continue;
             };
-            let Some(mode) = mode_of(&id) else {
+            let Some(mode) = mode_of(store) else {
                 continue;
             };
             // Golden regions are up to ~60 KB; seeds are cut into valid regions of at most

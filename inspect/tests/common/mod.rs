@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+pub use mmkv_corpus::{Manifest, StoreManifest};
 use mmkv_reader::test_support;
 
 use serde_json::Value;
@@ -50,33 +51,31 @@ pub fn run_fail(args: &[&str]) -> String {
 
 /// The corpus directory.
 pub fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")
+    mmkv_corpus::corpus_root()
 }
 
-/// Every tag directory of the corpus, sorted.
+/// Every tag directory of the corpus, in version order.
 pub fn tags() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(corpus())
+    let root = corpus();
+    mmkv_corpus::corpus_tags(&root)
         .expect("corpus dir")
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.join("manifest.json").is_file())
-        .collect();
-    v.sort();
-    v
+        .into_iter()
+        .map(|t| root.join(t))
+        .collect()
 }
 
 /// A tag's manifest.
-pub fn manifest(tag: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(tag.join("manifest.json")).unwrap()).unwrap()
+pub fn manifest(tag: &Path) -> Manifest {
+    Manifest::load(tag).unwrap()
 }
 
 /// The crypt arguments of a manifest store.
-pub fn crypt_args(store: &Value) -> Vec<String> {
+pub fn crypt_args(store: &StoreManifest) -> Vec<String> {
     let mut a = Vec::new();
-    if let Some(k) = store["crypt_key_hex"].as_str() {
+    if let Some(k) = &store.crypt_key_hex {
         a.push("--crypt-key-hex".to_string());
-        a.push(k.to_string());
-        if store["aes256"].as_bool() == Some(true) {
+        a.push(k.clone());
+        if store.aes256 {
             a.push("--aes256".to_string());
         }
     }
@@ -85,14 +84,12 @@ pub fn crypt_args(store: &Value) -> Vec<String> {
 
 /// Lowercase hex.
 pub fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    mmkv_corpus::hex::encode(b)
 }
 
 /// Parses lowercase hex.
 pub fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len() / 2)
-        .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
-        .collect()
+    mmkv_corpus::hex::decode(s).unwrap()
 }
 
 /// Protobuf varint.
