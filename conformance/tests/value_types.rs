@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use conformance::fault::reads::{read_payload, Reads};
-use conformance::golden::Entry;
+use conformance::golden::{Entry, TypedEntry};
 use conformance::live::SplitMix;
 use conformance::value::{Value, ValueType};
 use mmkv_reader::test_support::{encode_value, sample_values};
