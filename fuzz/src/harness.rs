@@ -233,6 +233,7 @@ pub fn check_region(region: &[u8]) -> (usize, Option<Error>) {
                 n += 1;
             }
             Err(e) => {
+                let e = Error::from(e);
                 assert!(e.is_parse_error(), "non-parse error {e:?}");
                 assert!(err.is_none(), "second error");
                 err = Some(e);

@@ -114,6 +114,7 @@ mod load;
 mod local;
 pub mod locate;
 pub mod meta;
+pub mod parse;
 pub mod raw;
 pub mod records;
 mod snapshot;

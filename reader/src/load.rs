@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::fsio::SharedLock;
 use crate::locate::{greedy_len, locate, Location, Problem, ReadAt, Rules, Source, HEADER_LEN};
 use crate::meta::MetaInfo;
+use crate::parse::u32_zero_filled;
 use crate::snapshot::{BuildInfo, SnapshotData, Triple};
 
 /// Bytes before the data region (the old-style actual size).
@@ -63,7 +64,7 @@ pub(crate) fn read_header(file: &File, path: &Path) -> Result<(u32, u64)> {
         return Err(Error::DataTooShort { len: file_size });
     }
     let h = crate::fsio::read_at(file, path, 0, HEADER)?;
-    Ok((u32::from_le_bytes([h[0], h[1], h[2], h[3]]), file_size))
+    Ok((u32_zero_filled(&h, 0), file_size))
 }
 
 /// The actual size the official loader starts from: the meta's when its version is >= 3,
@@ -142,15 +143,8 @@ impl FullLoad<'_> {
             iv,
             generation: self.generation,
         };
-        let snap = SnapshotData::from_region(bytes, info).map_err(|e| {
-            if self.key.is_some() && e.is_parse_error() {
-                Error::Undecryptable {
-                    source: Box::new(e),
-                }
-            } else {
-                e
-            }
-        })?;
+        let snap =
+            SnapshotData::from_region(bytes, info).map_err(|e| e.in_content(self.key.is_some()))?;
         Ok((snap, loc))
     }
 }

@@ -42,6 +42,7 @@
 
 use crate::error::Result;
 use crate::meta::{MetaInfo, META_SIZE};
+use crate::parse::u32_zero_filled;
 
 /// Bytes before the data region in the data file (the old-style actual size).
 pub const HEADER_LEN: usize = 4;
@@ -359,14 +360,12 @@ fn read_mapped_crc<D: ReadAt + ?Sized>(
 /// source never fails. Memory use is bounded by the data's length.
 pub fn locate<D: ReadAt + ?Sized>(meta: &MetaInfo, data: &D, rules: Rules) -> Result<Located> {
     let file_len = data.len()?;
-    let header_bytes = read_mapped(data, file_len, 0, HEADER_LEN as u64)?;
-    let mut h = [0u8; HEADER_LEN];
-    h.copy_from_slice(&header_bytes);
+    let header = u32_zero_filled(&read_mapped(data, file_len, 0, HEADER_LEN as u64)?, 0);
     // The first region read with its CRC (the actual size's, kept for `Strategy::Recover`)
     // and the latest.
     let mut first: Option<(Vec<u8>, u32)> = None;
     let mut latest: Option<(Vec<u8>, u32)> = None;
-    let location = decide(meta, file_len, u32::from_le_bytes(h), rules, |size| {
+    let location = decide(meta, file_len, header, rules, |size| -> Result<u32> {
         let (bytes, crc) = read_mapped_crc(data, file_len, HEADER_LEN as u64, size)?;
         let slot = if first.is_none() {
             &mut first
@@ -394,9 +393,6 @@ pub fn locate<D: ReadAt + ?Sized>(meta: &MetaInfo, data: &D, rules: Rules) -> Re
 /// [`Location::in_file`]).
 pub fn locate_in(meta: &MetaInfo, data: &[u8], rules: Rules) -> Location {
     let file_len = data.len() as u64;
-    let mut h = [0u8; HEADER_LEN];
-    let n = data.len().min(HEADER_LEN);
-    h[..n].copy_from_slice(&data[..n]);
     let crc_of = |size: u64| -> std::result::Result<u32, std::convert::Infallible> {
         let body = data.get(HEADER_LEN..).unwrap_or_default();
         let real = body.len().min(usize::try_from(size).unwrap_or(usize::MAX));
@@ -411,7 +407,7 @@ pub fn locate_in(meta: &MetaInfo, data: &[u8], rules: Rules) -> Location {
         }
         Ok(hasher.finalize())
     };
-    match decide(meta, file_len, u32::from_le_bytes(h), rules, crc_of) {
+    match decide(meta, file_len, u32_zero_filled(data, 0), rules, crc_of) {
         Ok(l) => l,
         Err(never) => match never {},
     }

@@ -18,6 +18,7 @@ use crate::load::{actual_size, consistent, fits, read_header, ReadSync, RegionSo
 use crate::local::{Pinned, Slots};
 use crate::locate::{Rules, Strategy};
 use crate::meta::{MetaInfo, META_SIZE, OFF_ACTUAL_SIZE, OFF_CRC, OFF_SEQUENCE};
+use crate::parse::Cursor;
 use crate::snapshot::{BuildInfo, Snapshot, SnapshotData, SnapshotRef, Triple};
 
 /// How to open a store.
@@ -198,11 +199,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// The check-on-read triple from meta bytes (missing bytes read as 0).
 pub(crate) fn triple_of(b: &[u8]) -> Triple {
-    let rd = |o: usize| {
-        b.get(o..o + 4)
-            .map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
-            .unwrap_or(0)
-    };
+    let rd = |o: usize| Cursor::at(b, o).read_u32().unwrap_or(0);
     (rd(OFF_CRC), rd(OFF_ACTUAL_SIZE), rd(OFF_SEQUENCE))
 }
 
@@ -530,16 +527,6 @@ impl Store {
         full.build(&src).map(|(s, _)| s)
     }
 
-    fn wrap_parse(&self, e: Error) -> Error {
-        if self.key.is_some() && e.is_parse_error() {
-            Error::Undecryptable {
-                source: Box::new(e),
-            }
-        } else {
-            e
-        }
-    }
-
     /// The official `partialLoadFromFile` condition: same sequence, the region only grew,
     /// and the CRC continued over the appended bytes matches the meta.
     fn try_partial(
@@ -606,7 +593,7 @@ impl Store {
         };
         cur.append(plain, info)
             .map(Some)
-            .map_err(|e| self.wrap_parse(e))
+            .map_err(|e| e.in_content(self.key.is_some()))
     }
 }
 
