@@ -16,88 +16,128 @@ use crate::parse::{Cursor, ParseError, ParseErrorKind, ParseResult};
 impl<'a> Cursor<'a> {
     /// Reads a varint as the official `readRawVarint32` does; the result is the bit pattern
     /// of the official `int32_t` (cast with `as i32` for the signed value).
-    #[inline]
+    #[inline(always)]
     pub fn read_varint32(&mut self) -> ParseResult<u32> {
         let buf = self.rest();
-        let mut result = 0u32;
-        for i in 0..4 {
-            let b = *buf.get(i).ok_or_else(|| self.end_at(i))?;
-            result |= ((b & 0x7f) as u32) << (7 * i);
-            if b < 0x80 {
-                self.advance(i + 1);
-                return Ok(result);
+        match varint32(buf) {
+            Some((v, n)) => {
+                self.advance(n);
+                Ok(v)
             }
+            None => Err(self.varint_error(buf.len())),
         }
-        let b4 = *buf.get(4).ok_or_else(|| self.end_at(4))?;
-        // Only the low four bits fit; the rest of the fifth byte is dropped as officially.
-        result |= (b4 as u32) << 28;
-        if b4 < 0x80 {
-            self.advance(5);
-            return Ok(result);
-        }
-        // The upper half of a 64-bit varint (a negative `int32`): skipped.
-        for i in 5..10 {
-            if *buf.get(i).ok_or_else(|| self.end_at(i))? < 0x80 {
-                self.advance(i + 1);
-                return Ok(result);
-            }
-        }
-        Err(ParseError::new(
-            ParseErrorKind::MalformedVarint,
-            self.position(),
-        ))
     }
 
     /// Reads a varint as the official `readInt64` does (also used for `uint64`).
-    #[inline]
+    #[inline(always)]
     pub fn read_varint64(&mut self) -> ParseResult<u64> {
         let buf = self.rest();
-        let mut result = 0u64;
-        for i in 0..10 {
-            let b = *buf.get(i).ok_or_else(|| self.end_at(i))?;
-            result |= ((b & 0x7f) as u64) << (7 * i);
-            if b < 0x80 {
-                self.advance(i + 1);
-                return Ok(result);
+        match varint64(buf) {
+            Some((v, n)) => {
+                self.advance(n);
+                Ok(v)
             }
+            None => Err(self.varint_error(buf.len())),
         }
-        Err(ParseError::new(
-            ParseErrorKind::MalformedVarint,
-            self.position(),
-        ))
+    }
+
+    /// Why a varint at the position did not decode with `available` bytes left: both decoders
+    /// read byte after byte and stop at a terminator, so a failure with ten bytes at hand is a
+    /// malformed varint, with fewer the input ended (out of line: the getters only want
+    /// `Option`, and the decoders stay small enough to inline).
+    #[cold]
+    #[inline(never)]
+    fn varint_error(&self, available: usize) -> ParseError {
+        if available >= MAX_VARINT_LEN {
+            ParseError::new(ParseErrorKind::MalformedVarint, self.position())
+        } else {
+            self.end_at(available)
+        }
     }
 
     /// Reads a length-prefixed byte run as the official `readData` / `readString` do: the
     /// length is a [`Cursor::read_varint32`]; negative is
     /// [`ParseErrorKind::NegativeLength`], longer than the rest of the input
     /// [`ParseErrorKind::LengthPastEnd`] (both at the length's offset).
-    #[inline]
+    #[inline(always)]
     pub fn read_len_prefixed(&mut self) -> ParseResult<&'a [u8]> {
+        let buf = self.rest();
+        if let Some((len, n)) = varint32(buf) {
+            if (len as i32) >= 0 {
+                if let Some(run) = buf.get(n..).and_then(|body| body.get(..len as usize)) {
+                    self.advance(n + run.len());
+                    return Ok(run);
+                }
+            }
+        }
+        Err(self.len_prefixed_error())
+    }
+
+    /// Why [`Cursor::read_len_prefixed`] failed (out of line, see [`Cursor::varint_error`]).
+    #[cold]
+    #[inline(never)]
+    fn len_prefixed_error(&self) -> ParseError {
         let start = self.position();
         let mut body = *self;
-        let len = body.read_varint32()?;
-        if (len as i32) < 0 {
-            return Err(ParseError::new(
-                ParseErrorKind::NegativeLength(len as i32),
-                start,
-            ));
-        }
-        let rest = body.rest();
-        match rest.get(..len as usize) {
-            Some(run) => {
-                *self = body;
-                self.advance(run.len());
-                Ok(run)
+        let len = match body.read_varint32() {
+            Ok(len) => len,
+            Err(e) => return e,
+        };
+        let kind = if (len as i32) < 0 {
+            ParseErrorKind::NegativeLength(len as i32)
+        } else {
+            ParseErrorKind::LengthPastEnd {
+                len,
+                remaining: body.rest().len(),
             }
-            None => Err(ParseError::new(
-                ParseErrorKind::LengthPastEnd {
-                    len,
-                    remaining: rest.len(),
-                },
-                start,
-            )),
+        };
+        ParseError::new(kind, start)
+    }
+}
+
+/// The longest varint either decoder reads.
+const MAX_VARINT_LEN: usize = 10;
+
+/// `readRawVarint32` at the start of `buf`: the value and the bytes it took; `None` when the
+/// input ends first or the tenth byte still has its continuation bit.
+#[inline]
+fn varint32(buf: &[u8]) -> Option<(u32, usize)> {
+    let mut result = 0u32;
+    for i in 0..4 {
+        let b = *buf.get(i)?;
+        result |= ((b & 0x7f) as u32) << (7 * i);
+        if b < 0x80 {
+            return Some((result, i + 1));
         }
     }
+    let b4 = *buf.get(4)?;
+    // Only the low four bits fit; the rest of the fifth byte is dropped as officially.
+    result |= (b4 as u32) << 28;
+    if b4 < 0x80 {
+        return Some((result, 5));
+    }
+    // The upper half of a 64-bit varint (a negative `int32`): skipped.
+    for i in 5..MAX_VARINT_LEN {
+        if *buf.get(i)? < 0x80 {
+            return Some((result, i + 1));
+        }
+    }
+    None
+}
+
+/// `readInt64` at the start of `buf`: the value and the bytes it took; `None` when the input
+/// ends first or the tenth byte still has its continuation bit.
+#[inline]
+fn varint64(buf: &[u8]) -> Option<(u64, usize)> {
+    let mut result = 0u64;
+    for i in 0..MAX_VARINT_LEN {
+        let b = *buf.get(i)?;
+        result |= ((b & 0x7f) as u64) << (7 * i);
+        if b < 0x80 {
+            return Some((result, i + 1));
+        }
+    }
+    None
 }
 
 /// [`Cursor::read_varint32`] at `*pos` of `buf`, advancing `pos` (unchanged on error).
