@@ -104,6 +104,11 @@ impl Options {
         self.clock = clock;
         self
     }
+
+    /// The crypt key these options stand for (`None`: not encrypted).
+    fn key(&self) -> Option<CryptKey> {
+        CryptKey::new(self.crypt_key.as_deref()?, self.aes256)
+    }
 }
 
 /// How a reload was done.
@@ -231,7 +236,7 @@ pub fn load_bytes(
     data: &[u8],
     opts: &Options,
 ) -> Result<(Snapshot, crate::locate::Location)> {
-    let key = CryptKey::new(opts.crypt_key.as_deref().unwrap_or_default(), opts.aes256);
+    let key = opts.key();
     let full = crate::load::FullLoad {
         meta: crate::locate::parse_meta(meta),
         observed: triple_of(meta),
@@ -256,17 +261,17 @@ impl Store {
         let meta_path = meta_path(&data_path);
         let meta_file = open_regular(&meta_path, Which::Meta)?;
         let meta_map = MetaMap::new(&meta_file, &meta_path)?;
+        let key = opts.key();
         let Options {
-            crypt_key,
-            aes256,
             clock,
             strategy,
             lock_timeout,
+            ..
         } = opts;
         let mut store = Store {
             data_path,
             meta_path,
-            key: crypt_key.and_then(|k| CryptKey::new(k, aes256)),
+            key,
             rules: Rules::official().with_strategy(strategy),
             lock_timeout,
             clock,
@@ -571,13 +576,7 @@ impl Store {
             joined.extend_from_slice(&plain);
             let keep = joined.len().saturating_sub(2 * crate::crypto::BLOCK);
             cipher_tail = joined[keep..].to_vec();
-            let mut d = CfbDecryptor::resume(
-                k.bytes(),
-                k.is_aes256(),
-                &iv,
-                cur.region_len,
-                &cur.cipher_tail,
-            )?;
+            let mut d = CfbDecryptor::resume(k, &iv, cur.region_len, &cur.cipher_tail)?;
             d.decrypt(&mut plain);
         }
         let info = BuildInfo {
