@@ -15,11 +15,11 @@ use crate::fsio::{
     meta_path, open_regular, DataFile, MetaMap, Which, DEFAULT_LOCK_TIMEOUT, MAPPED_META_MIN,
 };
 use crate::load::{actual_size, consistent, fits, read_header, ReadSync, RegionSource, HEADER};
-use crate::local::{Pinned, Slots};
 use crate::locate::{Rules, Strategy};
 use crate::meta::{MetaInfo, META_SIZE, OFF_ACTUAL_SIZE, OFF_CRC, OFF_SEQUENCE};
 use crate::parse::Cursor;
 use crate::snapshot::{BuildInfo, Snapshot, SnapshotData, SnapshotRef, Triple};
+use crate::sys::slots::{Pinned, Slots};
 
 /// How to open a store.
 #[derive(Clone)]
@@ -177,7 +177,7 @@ pub struct Store {
     meta_file: File,
     meta_map: MetaMap,
     current: ArcSwap<SnapshotData>,
-    /// Each reading thread's cached snapshot (the check-on-read fast path, see `crate::local`).
+    /// Each reading thread's cached snapshot (the check-on-read fast path, see `crate::sys::slots`).
     local: Slots,
     reload: Mutex<ReloadState>,
     last_error: Mutex<Option<Error>>,
