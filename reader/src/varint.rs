@@ -64,7 +64,8 @@ impl<'a> Cursor<'a> {
         let buf = self.rest();
         if let Some((len, n)) = varint32(buf) {
             if (len as i32) >= 0 {
-                if let Some(run) = buf.get(n..).and_then(|body| body.get(..len as usize)) {
+                // n <= 10 and len < 2^31: the sum fits even a 32-bit usize.
+                if let Some(run) = buf.get(n..n + len as usize) {
                     self.advance(n + run.len());
                     return Ok(run);
                 }
