@@ -341,26 +341,6 @@ impl MetaMap {
     }
 }
 
-/// The data file as a [`crate::locate::ReadAt`] source (positional reads, current length).
-pub(crate) struct DataFile<'a> {
-    pub file: &'a File,
-    pub path: &'a Path,
-}
-
-impl crate::locate::ReadAt for DataFile<'_> {
-    fn len(&self) -> Result<u64> {
-        file_len(self.file, self.path)
-    }
-
-    fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
-        read_at(self.file, self.path, offset, len)
-    }
-
-    fn read_at_crc(&self, offset: u64, len: usize) -> Result<(Vec<u8>, u32)> {
-        read_at_crc(self.file, self.path, offset, len)
-    }
-}
-
 /// The meta file of the store whose data file is `data`: `data` with `.crc` appended
 /// (`mmkv.default` → `mmkv.default.crc`), as the official library names it.
 pub fn meta_path(data: &Path) -> std::path::PathBuf {

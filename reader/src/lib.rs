@@ -117,6 +117,7 @@ pub mod locate;
 pub mod meta;
 pub mod parse;
 pub mod raw;
+mod read_at;
 pub mod records;
 mod snapshot;
 mod store;

@@ -14,7 +14,6 @@ use crate::error::{Error, Result};
 use crate::fsio::SharedLock;
 use crate::locate::{greedy_len, locate, Location, Problem, ReadAt, Rules, Source, HEADER_LEN};
 use crate::meta::MetaInfo;
-use crate::parse::u32_zero_filled;
 use crate::snapshot::{BuildInfo, SnapshotData, Triple};
 
 /// Bytes before the data region (the old-style actual size).
@@ -54,27 +53,6 @@ impl RegionSource {
 /// load (and the locator) whenever this does not hold.
 pub(crate) fn fits(size: u64, file_size: u64) -> bool {
     size + HEADER as u64 <= file_size
-}
-
-/// Reads the data file's header (partial-reload fast path); a file shorter than 4 bytes is
-/// [`Error::DataTooShort`].
-pub(crate) fn read_header(file: &File, path: &Path) -> Result<(u32, u64)> {
-    let file_size = crate::fsio::file_len(file, path)?;
-    if file_size < HEADER as u64 {
-        return Err(Error::DataTooShort { len: file_size });
-    }
-    let h = crate::fsio::read_at(file, path, 0, HEADER)?;
-    Ok((u32_zero_filled(&h, 0), file_size))
-}
-
-/// The actual size the official loader starts from: the meta's when its version is >= 3,
-/// else the data-file header.
-pub(crate) fn actual_size(meta: &crate::meta::MetaInfo, header: u32) -> u32 {
-    if meta.has_actual_size() {
-        meta.actual_size
-    } else {
-        header
-    }
 }
 
 /// The typed error a read-only reader reports where the official default strategy would

@@ -43,6 +43,7 @@
 use crate::error::Result;
 use crate::meta::{MetaInfo, META_SIZE};
 use crate::parse::u32_zero_filled;
+pub use crate::read_at::ReadAt;
 
 /// Bytes before the data region in the data file (the old-style actual size).
 pub const HEADER_LEN: usize = 4;
@@ -249,60 +250,6 @@ pub struct Located {
     pub region: Vec<u8>,
 }
 
-/// Positional reads from the data file's content.
-pub trait ReadAt {
-    /// The content's length in bytes.
-    fn len(&self) -> Result<u64>;
-
-    /// Exactly `len` bytes at `offset`; `offset + len` never exceeds [`ReadAt::len`] when the
-    /// locator calls it. A source that became shorter reports an error.
-    fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>>;
-
-    /// [`ReadAt::read_at`] and the CRC-32 of the bytes (a file source computes it while it
-    /// reads).
-    fn read_at_crc(&self, offset: u64, len: usize) -> Result<(Vec<u8>, u32)> {
-        let bytes = self.read_at(offset, len)?;
-        let crc = crc32fast::hash(&bytes);
-        Ok((bytes, crc))
-    }
-
-    /// The content is empty.
-    fn is_empty(&self) -> Result<bool> {
-        Ok(self.len()? == 0)
-    }
-}
-
-impl ReadAt for [u8] {
-    fn len(&self) -> Result<u64> {
-        Ok(<[u8]>::len(self) as u64)
-    }
-
-    fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
-        let start = usize::try_from(offset).unwrap_or(usize::MAX);
-        match start.checked_add(len).and_then(|end| self.get(start..end)) {
-            Some(s) => Ok(s.to_vec()),
-            None => Err(crate::Error::Truncated {
-                expected: offset.saturating_add(len as u64),
-                got: <[u8]>::len(self) as u64,
-            }),
-        }
-    }
-}
-
-impl<T: ReadAt + ?Sized> ReadAt for &T {
-    fn len(&self) -> Result<u64> {
-        (**self).len()
-    }
-
-    fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
-        (**self).read_at(offset, len)
-    }
-
-    fn read_at_crc(&self, offset: u64, len: usize) -> Result<(Vec<u8>, u32)> {
-        (**self).read_at_crc(offset, len)
-    }
-}
-
 /// Parses meta bytes the way the official loader sees them: missing bytes (a short or empty
 /// file, or no file at all: pass `&[]`) read as zeros. Never fails.
 pub fn parse_meta(bytes: &[u8]) -> MetaInfo {
@@ -413,6 +360,16 @@ pub fn locate_in(meta: &MetaInfo, data: &[u8], rules: Rules) -> Location {
     }
 }
 
+/// The actual size the official loader starts from: the meta's when its version is >= 3,
+/// else the data-file header.
+pub(crate) fn actual_size(meta: &MetaInfo, header: u32) -> u32 {
+    if meta.has_actual_size() {
+        meta.actual_size
+    } else {
+        header
+    }
+}
+
 /// The decision of [`locate`] for a data file of `file_len` bytes whose 4-byte header reads
 /// `header`; `crc_of(size)` is the CRC-32 of the region of `size` bytes after the header
 /// (zero-filled past the end of the file), called only for sizes that fit the mapped file.
@@ -424,11 +381,7 @@ fn decide<E>(
     mut crc_of: impl FnMut(u64) -> std::result::Result<u32, E>,
 ) -> std::result::Result<Location, E> {
     let mapped_size = rules.mapped_size(file_len);
-    let actual = if meta.has_actual_size() {
-        meta.actual_size
-    } else {
-        header
-    };
+    let actual = actual_size(meta, header);
     let fits = |size: u32| size as u64 + HEADER_LEN as u64 <= mapped_size;
     let fallbacks_tried = meta.has_actual_size();
     let done = |source, size: u64, crc, crc_ok, problem| Location {

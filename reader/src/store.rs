@@ -11,13 +11,13 @@ use crate::clock::{Clock, SystemClock};
 use crate::cryptkey::CryptKey;
 use crate::crypto::CfbDecryptor;
 use crate::error::{Error, Result};
-use crate::fsio::{
-    meta_path, open_regular, DataFile, MetaMap, Which, DEFAULT_LOCK_TIMEOUT, MAPPED_META_MIN,
-};
-use crate::load::{actual_size, consistent, fits, read_header, ReadSync, RegionSource, HEADER};
+use crate::fsio::{meta_path, open_regular, MetaMap, Which, DEFAULT_LOCK_TIMEOUT, MAPPED_META_MIN};
+use crate::load::{consistent, fits, ReadSync, RegionSource, HEADER};
+use crate::locate::actual_size;
 use crate::locate::{Rules, Strategy};
 use crate::meta::{MetaInfo, META_SIZE, OFF_ACTUAL_SIZE, OFF_CRC, OFF_SEQUENCE};
 use crate::parse::Cursor;
+use crate::read_at::{read_header, DataFile, ReadAt};
 use crate::snapshot::{BuildInfo, Snapshot, SnapshotData, SnapshotRef, Triple};
 use crate::sys::slots::{Pinned, Slots};
 
@@ -552,17 +552,16 @@ impl Store {
             return Ok(None);
         }
         let data = open_regular(&self.data_path, Which::Data)?;
-        let (header, file_size) = read_header(&data, &self.data_path)?;
+        let src = DataFile {
+            file: &data,
+            path: &self.data_path,
+        };
+        let (header, file_size) = read_header(&src)?;
         let new_size = actual_size(meta, header) as usize;
         if new_size <= cur.region_len || !fits(new_size as u64, file_size) {
             return Ok(None);
         }
-        let added = crate::fsio::read_at(
-            &data,
-            &self.data_path,
-            (HEADER + cur.region_len) as u64,
-            new_size - cur.region_len,
-        )?;
+        let added = src.read_at((HEADER + cur.region_len) as u64, new_size - cur.region_len)?;
         let mut h = crc32fast::Hasher::new_with_initial(cur.region_crc);
         h.update(&added);
         let crc = h.finalize();
