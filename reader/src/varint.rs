@@ -18,21 +18,20 @@ impl<'a> Cursor<'a> {
     /// of the official `int32_t` (cast with `as i32` for the signed value).
     #[inline(always)]
     pub fn read_varint32(&mut self) -> ParseResult<u32> {
-        let buf = self.rest();
-        match varint32(buf) {
-            Some((v, n)) => {
-                self.advance(n);
-                Ok(v)
-            }
-            None => Err(self.varint_error(buf.len())),
-        }
+        self.read_varint_with(varint32)
     }
 
     /// Reads a varint as the official `readInt64` does (also used for `uint64`).
     #[inline(always)]
     pub fn read_varint64(&mut self) -> ParseResult<u64> {
+        self.read_varint_with(varint64)
+    }
+
+    /// A varint decoded by `decode` (value and bytes taken) at the position.
+    #[inline(always)]
+    fn read_varint_with<T>(&mut self, decode: fn(&[u8]) -> Option<(T, usize)>) -> ParseResult<T> {
         let buf = self.rest();
-        match varint64(buf) {
+        match decode(buf) {
             Some((v, n)) => {
                 self.advance(n);
                 Ok(v)
