@@ -260,24 +260,8 @@ pub fn parse_meta(bytes: &[u8]) -> MetaInfo {
     MetaInfo::parse(&padded).unwrap_or_default()
 }
 
-/// `len` bytes at `offset` of the data as mapped: real bytes, then zeros past the end.
-fn read_mapped<D: ReadAt + ?Sized>(
-    data: &D,
-    file_len: u64,
-    offset: u64,
-    len: u64,
-) -> Result<Vec<u8>> {
-    let real = file_len.saturating_sub(offset).min(len);
-    let mut out = if real > 0 {
-        data.read_at(offset, real as usize)?
-    } else {
-        Vec::new()
-    };
-    out.resize(len as usize, 0);
-    Ok(out)
-}
-
-/// [`read_mapped`] and the CRC-32 of the bytes (the zeros included).
+/// `len` bytes at `offset` of the data as mapped (real bytes, then zeros past the end) and
+/// their CRC-32.
 fn read_mapped_crc<D: ReadAt + ?Sized>(
     data: &D,
     file_len: u64,
@@ -290,14 +274,24 @@ fn read_mapped_crc<D: ReadAt + ?Sized>(
     } else {
         (Vec::new(), 0)
     };
-    let from = out.len();
-    if (from as u64) < len {
+    let zeros = len - out.len() as u64;
+    if zeros > 0 {
         out.resize(len as usize, 0);
-        let mut h = crc32fast::Hasher::new_with_initial(crc);
-        h.update(&out[from..]);
-        crc = h.finalize();
+        crc = crc_with_zeros(crc32fast::Hasher::new_with_initial(crc), zeros);
     }
     Ok((out, crc))
+}
+
+/// The CRC-32 of what `hasher` has seen followed by `zeros` zero bytes (a file as the official
+/// library maps it, past its end).
+fn crc_with_zeros(mut hasher: crc32fast::Hasher, mut zeros: u64) -> u32 {
+    const ZEROS: [u8; 4096] = [0; 4096];
+    while zeros > 0 {
+        let n = zeros.min(ZEROS.len() as u64);
+        hasher.update(&ZEROS[..n as usize]);
+        zeros -= n;
+    }
+    hasher.finalize()
 }
 
 /// Decides, as the official loader does, which region of the data file is loaded (see the
@@ -307,7 +301,11 @@ fn read_mapped_crc<D: ReadAt + ?Sized>(
 /// source never fails. Memory use is bounded by the data's length.
 pub fn locate<D: ReadAt + ?Sized>(meta: &MetaInfo, data: &D, rules: Rules) -> Result<Located> {
     let file_len = data.len()?;
-    let header = u32_zero_filled(&read_mapped(data, file_len, 0, HEADER_LEN as u64)?, 0);
+    // Past the end of the file the header reads as zeros.
+    let header = u32_zero_filled(
+        &data.read_at(0, file_len.min(HEADER_LEN as u64) as usize)?,
+        0,
+    );
     // The first region read with its CRC (the actual size's, kept for `Strategy::Recover`)
     // and the latest.
     let mut first: Option<(Vec<u8>, u32)> = None;
@@ -345,14 +343,7 @@ pub fn locate_in(meta: &MetaInfo, data: &[u8], rules: Rules) -> Location {
         let real = body.len().min(usize::try_from(size).unwrap_or(usize::MAX));
         let mut hasher = crc32fast::Hasher::new();
         hasher.update(&body[..real]);
-        let mut zeros = size - real as u64;
-        const ZEROS: [u8; 4096] = [0; 4096];
-        while zeros > 0 {
-            let n = zeros.min(ZEROS.len() as u64);
-            hasher.update(&ZEROS[..n as usize]);
-            zeros -= n;
-        }
-        Ok(hasher.finalize())
+        Ok(crc_with_zeros(hasher, size - real as u64))
     };
     match decide(meta, file_len, u32_zero_filled(data, 0), rules, crc_of) {
         Ok(l) => l,
