@@ -39,6 +39,9 @@ pub struct ParseError {
     pub offset: usize,
 }
 
+// Small enough to build and drop on the hot path (three words on 64-bit targets).
+const _: () = assert!(std::mem::size_of::<ParseError>() <= 3 * std::mem::size_of::<usize>());
+
 /// Result of the parsing layer.
 pub type ParseResult<T> = Result<T, ParseError>;
 
