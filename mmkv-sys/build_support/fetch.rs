@@ -13,6 +13,7 @@
 //!   source that is reachable but not what the pin says is [`FetchError::Mismatch`] (the build
 //!   stops).
 
+use crate::versions::command::run;
 use crate::versions::{override_var, tree_hash, GitSource, NpmSource, VersionEntry};
 use base64::Engine as _;
 use sha2::{Digest, Sha512};
@@ -20,8 +21,8 @@ use std::fs;
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 /// Where a tag's Core directory came from.
 pub enum Origin {
@@ -472,54 +473,6 @@ pub fn mismatch(tag: &str, url: &str, expected: &str, actual: &str) -> String {
         "{tag}: Core/ tree mismatch: versions.yaml pins core_tree {expected}, but refs/tags/{tag} from {url} has {actual}. \
          The source is not the upstream tag (a tampered mirror?) or the pin is wrong; nothing was built from it."
     )
-}
-
-/// Runs `cmd`, returning its stdout; a non-zero exit, a failure to start, or (with `timeout`)
-/// running longer than that is an error with the command's stderr.
-fn run(cmd: &mut Command, timeout: Option<Duration>) -> Result<Vec<u8>, String> {
-    let what = format!("{cmd:?}");
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run {what}: {e}"))?;
-    let mut out = child.stdout.take().expect("piped stdout");
-    let mut err = child.stderr.take().expect("piped stderr");
-    let out_reader = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        let _ = out.read_to_end(&mut b);
-        b
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        let _ = err.read_to_end(&mut b);
-        b
-    });
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) => {}
-            Err(e) => return Err(format!("{what}: {e}")),
-        }
-        if timeout.is_some_and(|t| start.elapsed() > t) {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!(
-                "timed out after {} s",
-                timeout.unwrap_or_default().as_secs()
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let stdout = out_reader.join().unwrap_or_default();
-    let stderr = err_reader.join().unwrap_or_default();
-    if !status.success() {
-        let msg = String::from_utf8_lossy(&stderr);
-        return Err(format!("{status}: {}", msg.trim()));
-    }
-    Ok(stdout)
 }
 
 /// `sha512-<base64>` of `data`, the format of npm's `dist.integrity`.

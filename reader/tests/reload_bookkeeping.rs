@@ -17,37 +17,10 @@ use mmkv_reader::{Error, Options, ReloadKind, Store};
 /// region that fails the CRC check has no fallback: its reload fails. Returns the data path
 /// and the stored region.
 fn store_without_fallback(dir: &Path, n: u32) -> (PathBuf, Vec<u8>) {
-    let p = dir.join("s");
-    let recs: Vec<(Vec<u8>, Vec<u8>)> = (0..n)
-        .map(|i| {
-            (
-                format!("key-{i:04}").into_bytes(),
-                lp(format!("value {i}").as_bytes()),
-            )
-        })
-        .collect();
-    let refs: Vec<(&[u8], &[u8])> = recs.iter().map(|(k, v)| (&k[..], &v[..])).collect();
-    let region = write_plain_store(&p, &refs, MetaSpec::default());
+    let (p, region) = numbered_store(dir, n);
     let c = crc_path(&p);
     set_u32(&c, 36, read_u32(&c, 36) ^ 0xdead_beef);
     (p, region)
-}
-
-/// One record `late` = "value".
-fn late_record() -> Vec<u8> {
-    let mut rec = Vec::new();
-    record(&mut rec, b"late", &lp(b"value"));
-    rec
-}
-
-/// The meta of an append of `rec` to `region` (crc and actual size), without the data: what a
-/// reader sees if the data it describes is not (or not yet) in the file. Its reload fails.
-fn publish_meta_only(p: &Path, region: &[u8], rec: &[u8]) {
-    let mut grown = region.to_vec();
-    grown.extend_from_slice(rec);
-    let c = crc_path(p);
-    set_u32(&c, 28, grown.len() as u32);
-    set_u32(&c, 0, crc32fast::hash(&grown));
 }
 
 #[test]
@@ -123,15 +96,6 @@ fn a_refresh_that_finds_the_loaded_state_again_clears_the_error() {
     let s = st.stats();
     assert_eq!((s.full, s.partial, s.failed), (0, 0, 1));
     assert_eq!(st.len(), 64);
-}
-
-/// Holds an exclusive lock on `file` through a handle of its own (a writer's lock: the
-/// store's shared attempts fail until it is dropped).
-#[cfg(unix)]
-fn writer_lock(file: &Path) -> std::fs::File {
-    let f = std::fs::File::open(file).unwrap();
-    f.lock().unwrap();
-    f
 }
 
 /// A reload done optimistically (a writer holds the lock) reads what a locked reload of the

@@ -7,6 +7,7 @@
 
 #![deny(missing_docs)]
 
+pub mod command;
 mod feature;
 mod tag;
 mod tree;

@@ -1,71 +1,30 @@
 //! Reading upstream tags with `git ls-remote`.
 
 use std::collections::BTreeSet;
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::tags::{parse_tag_list, Tag};
 
-/// The upstream repository.
-pub const UPSTREAM_URL: &str = "https://github.com/Tencent/MMKV.git";
+/// The upstream repository (the one every `versions.yaml` git source names).
+pub use mmkv_versions::UPSTREAM_GIT_URL as UPSTREAM_URL;
 
 /// Runs `git ls-remote --tags URL` (no credential prompts, killed after `timeout`) and
 /// returns the release tags it lists.
 pub fn ls_remote_tags(url: &str, timeout: Duration) -> Result<BTreeSet<Tag>> {
-    let shown = format!("git ls-remote --tags {url}");
     let fail = |message: String| Error::Command {
-        command: shown.clone(),
+        command: format!("git ls-remote --tags {url}"),
         message,
     };
-    let mut child = Command::new("git")
-        .args(["ls-remote", "--tags", url])
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_ASKPASS", "true")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| fail(e.to_string()))?;
-    let mut stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| fail("no stdout".into()))?;
-    let mut stderr = child
-        .stderr
-        .take()
-        .ok_or_else(|| fail("no stderr".into()))?;
-    let out_reader = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = stdout.read_to_end(&mut s);
-        s
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = stderr.read_to_end(&mut s);
-        s
-    });
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait().map_err(|e| fail(e.to_string()))? {
-            Some(status) => break status,
-            None if start.elapsed() > timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(fail(format!("no answer within {}s", timeout.as_secs())));
-            }
-            None => std::thread::sleep(Duration::from_millis(50)),
-        }
-    };
-    let out = out_reader.join().unwrap_or_default();
-    let err = err_reader.join().unwrap_or_default();
-    if !status.success() {
-        return Err(fail(format!(
-            "{status}: {}",
-            String::from_utf8_lossy(&err).trim()
-        )));
-    }
+    let out = mmkv_versions::command::run(
+        Command::new("git")
+            .args(["ls-remote", "--tags", url])
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_ASKPASS", "true"),
+        Some(timeout),
+    )
+    .map_err(fail)?;
     let tags = parse_tag_list(&String::from_utf8_lossy(&out));
     if tags.is_empty() {
         return Err(fail("it listed no vX.Y.Z release tag".into()));

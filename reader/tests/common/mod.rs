@@ -140,3 +140,47 @@ pub fn append_encrypted(path: &Path, key: &[u8], aes256: bool, plain: &[u8]) -> 
     );
     append_stored(path, &whole[raw.actual_size..])
 }
+
+/// One record `late` = "value" (an append the tests publish).
+pub fn late_record() -> Vec<u8> {
+    let mut rec = Vec::new();
+    record(&mut rec, b"late", &lp(b"value"));
+    rec
+}
+
+/// Holds an exclusive lock on `file` through a handle of its own (a writer's lock: a store's
+/// shared attempts fail until it is dropped).
+#[cfg(unix)]
+pub fn writer_lock(file: &Path) -> std::fs::File {
+    let f = std::fs::File::open(file).unwrap();
+    f.lock().unwrap();
+    f
+}
+
+/// A plaintext store `dir/s` of `n` keys `key-NNNN` = "value N", its meta's last-confirmed
+/// size and crc equal to the current ones. Returns the data path and the stored region.
+pub fn numbered_store(dir: &Path, n: u32) -> (PathBuf, Vec<u8>) {
+    let p = dir.join("s");
+    let recs: Vec<(Vec<u8>, Vec<u8>)> = (0..n)
+        .map(|i| {
+            (
+                format!("key-{i:04}").into_bytes(),
+                lp(format!("value {i}").as_bytes()),
+            )
+        })
+        .collect();
+    let refs: Vec<(&[u8], &[u8])> = recs.iter().map(|(k, v)| (&k[..], &v[..])).collect();
+    let region = write_plain_store(&p, &refs, MetaSpec::default());
+    (p, region)
+}
+
+/// The meta of an append of `rec` to `region` (crc and actual size), without the data: what a
+/// reader sees if the data it describes is not (or not yet) in the file: its reload fails
+/// unless the last-confirmed state serves.
+pub fn publish_meta_only(p: &Path, region: &[u8], rec: &[u8]) {
+    let mut grown = region.to_vec();
+    grown.extend_from_slice(rec);
+    let c = crc_path(p);
+    set_u32(&c, 28, grown.len() as u32);
+    set_u32(&c, 0, crc32fast::hash(&grown));
+}
