@@ -984,15 +984,17 @@ impl<'a> Runner<'a> {
     /// The decrypted data region as the files are now (parsed here, not through the reader
     /// under test) and the first key-stream block of their IV (`None` without encryption).
     fn raw_region(&self) -> Option<(Vec<u8>, Option<[u8; 16]>)> {
-        let key = self.config.crypt_key.as_deref();
-        let raw = mmkv_reader::raw::read_raw(&self.path, key, self.config.aes256).ok()?;
-        let stream = key
-            .and_then(|k| mmkv_reader::CryptKey::new(k, self.config.aes256))
-            .map(|k| {
-                let mut stream = [0u8; 16];
-                k.decrypt(&k.iv_for(&raw.meta), &mut stream);
-                stream
-            });
+        let key = self
+            .config
+            .crypt_key
+            .as_deref()
+            .and_then(|k| mmkv_reader::CryptKey::new(k, self.config.aes256));
+        let raw = mmkv_reader::raw::read_raw(&self.path, key.clone()).ok()?;
+        let stream = key.map(|k| {
+            let mut stream = [0u8; 16];
+            k.decrypt(&k.iv_for(&raw.meta), &mut stream);
+            stream
+        });
         Some((raw.region().to_vec(), stream))
     }
 

@@ -15,10 +15,9 @@ use std::sync::Arc;
 
 use mmkv_reader::crypto::{decrypt_cfb, encrypt_cfb, CfbDecryptor};
 use mmkv_reader::meta::MetaInfo;
-use mmkv_reader::raw::store_iv;
 use mmkv_reader::records::{holder_len, records, split_expire};
 use mmkv_reader::test_support::{data_bytes, length_prefixed, MetaSpec, StoreBuilder};
-use mmkv_reader::{decode, Error, FixedClock, Options, ReloadKind, Snapshot, Store};
+use mmkv_reader::{decode, CryptKey, Error, FixedClock, Options, ReloadKind, Snapshot, Store};
 
 /// Key of the AES-128 golden stores (`aes128`, `expire-aes128`).
 pub const AES128_KEY: &[u8] = b"mmkv-conformance";
@@ -58,21 +57,22 @@ impl Mode {
         }
     }
 
-    /// Crypt key and AES-256 flag.
-    pub fn key(self) -> Option<(&'static [u8], bool)> {
+    /// The crypt key (`None`: plaintext).
+    pub fn key(self) -> Option<CryptKey> {
         match self {
             Mode::Plain => None,
-            Mode::Aes128 => Some((AES128_KEY, false)),
-            Mode::Aes256 => Some((AES256_KEY, true)),
+            Mode::Aes128 => CryptKey::aes128(AES128_KEY),
+            Mode::Aes256 => CryptKey::aes256(AES256_KEY),
         }
     }
 
     /// Store options for this mode (frozen clock).
     pub fn options(self) -> Options {
         let o = Options::new().clock(Arc::new(FixedClock(NOW)));
-        match self.key() {
-            None => o,
-            Some((k, aes256)) => o.crypt_key(k).aes256(aes256),
+        match self {
+            Mode::Plain => o,
+            Mode::Aes128 => o.crypt_key(AES128_KEY),
+            Mode::Aes256 => o.crypt_key(AES256_KEY).aes256(true),
         }
     }
 }
@@ -233,6 +233,7 @@ pub fn check_region(region: &[u8]) -> (usize, Option<Error>) {
                 n += 1;
             }
             Err(e) => {
+                let e = Error::from(e);
                 assert!(e.is_parse_error(), "non-parse error {e:?}");
                 assert!(err.is_none(), "second error");
                 err = Some(e);
@@ -255,24 +256,29 @@ pub fn check_decrypt(data: &[u8], aes256: bool) {
     if data.len() < 16 {
         return;
     }
-    let key = if aes256 { AES256_KEY } else { AES128_KEY };
+    let key = &if aes256 {
+        CryptKey::aes256(AES256_KEY)
+    } else {
+        CryptKey::aes128(AES128_KEY)
+    }
+    .expect("non-empty key");
     let mut iv = [0u8; 16];
     iv.copy_from_slice(&data[..16]);
     let ct = &data[16..];
     let mut plain = ct.to_vec();
-    decrypt_cfb(key, aes256, &iv, &mut plain);
+    decrypt_cfb(key, &iv, &mut plain);
     check_region(&plain);
     // Resume at an offset derived from the input.
     if !ct.is_empty() {
         let off = (crc32fast::hash(ct) as usize) % (ct.len() + 1);
-        let mut d = CfbDecryptor::resume(key, aes256, &iv, off, &ct[..off])
-            .expect("resume with the whole prefix");
+        let mut d =
+            CfbDecryptor::resume(key, &iv, off, &ct[..off]).expect("resume with the whole prefix");
         let mut rest = ct[off..].to_vec();
         d.decrypt(&mut rest);
         assert_eq!(rest, plain[off..], "resume at {off} disagrees");
     }
     let mut again = plain;
-    encrypt_cfb(key, aes256, &iv, &mut again);
+    encrypt_cfb(key, &iv, &mut again);
     assert_eq!(again, ct);
 }
 
@@ -381,9 +387,8 @@ pub fn expected_from_file(s: &Snapshot, data: &[u8], mode: Mode) -> Entries {
         .get(4..4 + len)
         .expect("snapshot region lies inside the mapped data file");
     let mut region = region.to_vec();
-    if let Some((k, aes256)) = mode.key() {
-        let iv = store_iv(s.meta(), k, aes256);
-        decrypt_cfb(k, aes256, &iv, &mut region);
+    if let Some(k) = mode.key() {
+        decrypt_cfb(&k, &k.iv_for(s.meta()), &mut region);
     }
     model_entries(&region, s.meta().key_expire()).expect("a loaded region parses")
 }
@@ -447,8 +452,8 @@ pub const SYNTH_IV: [u8; 16] = *b"fuzz-iv-16-bytes";
 /// Encrypts a plaintext region for `mode` with [`SYNTH_IV`].
 pub fn store_region(mode: Mode, plain: &[u8]) -> Vec<u8> {
     let mut r = plain.to_vec();
-    if let Some((k, aes256)) = mode.key() {
-        encrypt_cfb(k, aes256, &SYNTH_IV, &mut r);
+    if let Some(k) = mode.key() {
+        encrypt_cfb(&k, &SYNTH_IV, &mut r);
     }
     r
 }
@@ -597,9 +602,8 @@ impl ReloadHarness {
                                 .get(4 + stored.len()..4 + now.region_len())
                                 .expect("appended bytes lie inside the data file");
                             stored.extend_from_slice(added);
-                            if let Some((k, aes256)) = mode.key() {
-                                let iv = store_iv(now.meta(), k, aes256);
-                                decrypt_cfb(k, aes256, &iv, &mut stored);
+                            if let Some(k) = mode.key() {
+                                decrypt_cfb(&k, &k.iv_for(now.meta()), &mut stored);
                             }
                             let want = model_entries(&stored, now.meta().key_expire())
                                 .expect("a partially loaded region parses");
@@ -699,9 +703,8 @@ pub fn check_load(input: &[u8]) {
         let opts = mode.options().recover(recover_on);
         let result = mmkv_reader::load_bytes(meta, data, &opts);
         let mut region = found.region.clone();
-        if let Some((k, aes256)) = mode.key() {
-            let iv = store_iv(&info, k, aes256);
-            decrypt_cfb(k, aes256, &iv, &mut region);
+        if let Some(k) = mode.key() {
+            decrypt_cfb(&k, &k.iv_for(&info), &mut region);
         }
         if found.location.greedy() {
             region.truncate(greedy_len(&region));

@@ -193,7 +193,7 @@ pub fn history_delimited(d: Delimited, a: &Analysis, carved: &[RecordInfo], pins
 /// the v2.4.0 zero header, the item-size holder width of a plaintext region). `unknown` when
 /// nothing tells (e.g. a store never written).
 pub fn version_guess(path: &Path, plaintext: bool) -> (Option<u32>, String) {
-    let Ok(raw) = read_raw(path, None, false) else {
+    let Ok(raw) = read_raw(path, None) else {
         return (None, "unknown".into());
     };
     let m = &raw.meta;

@@ -1,6 +1,5 @@
 //! [`CryptKey`]: a store's crypt key, normalised once, with its AES mode.
 
-use crate::crypto::{default_iv, normalize_key};
 use crate::meta::MetaInfo;
 
 /// A crypt key as the official library uses it: the caller's bytes zero-padded or truncated
@@ -9,16 +8,29 @@ use crate::meta::MetaInfo;
 /// key, as with the official library.
 #[derive(Clone, PartialEq, Eq)]
 pub struct CryptKey {
-    key: Vec<u8>,
-    aes256: bool,
+    key: KeyBytes,
+}
+
+/// The normalised key bytes, by AES mode.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) enum KeyBytes {
+    Aes128([u8; 16]),
+    Aes256([u8; 32]),
 }
 
 impl std::fmt::Debug for CryptKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CryptKey")
-            .field("aes256", &self.aes256)
+            .field("aes256", &self.is_aes256())
             .finish_non_exhaustive()
     }
+}
+
+/// `key` zero-padded or truncated to `N` bytes, as the official `AESCrypt` copies it.
+fn normalized<const N: usize>(key: &[u8]) -> [u8; N] {
+    let mut k = [0u8; N];
+    k.iter_mut().zip(key).for_each(|(d, s)| *d = *s);
+    k
 }
 
 impl CryptKey {
@@ -36,19 +48,30 @@ impl CryptKey {
     pub fn new(key: impl AsRef<[u8]>, aes256: bool) -> Option<CryptKey> {
         let key = key.as_ref();
         (!key.is_empty()).then(|| CryptKey {
-            key: normalize_key(key, aes256),
-            aes256,
+            key: if aes256 {
+                KeyBytes::Aes256(normalized(key))
+            } else {
+                KeyBytes::Aes128(normalized(key))
+            },
         })
     }
 
     /// The normalised key (16 or 32 bytes).
     pub fn bytes(&self) -> &[u8] {
-        &self.key
+        match &self.key {
+            KeyBytes::Aes128(k) => k,
+            KeyBytes::Aes256(k) => k,
+        }
     }
 
     /// AES-256 rather than AES-128.
     pub fn is_aes256(&self) -> bool {
-        self.aes256
+        matches!(self.key, KeyBytes::Aes256(_))
+    }
+
+    /// The key bytes by mode (for the ciphers).
+    pub(crate) fn key_bytes(&self) -> &KeyBytes {
+        &self.key
     }
 
     /// The IV the official library uses for a store with this meta: the meta's when its
@@ -57,13 +80,13 @@ impl CryptKey {
         if meta.has_iv() {
             meta.iv
         } else {
-            default_iv(&self.key)
+            normalized(self.bytes())
         }
     }
 
     /// Decrypts a whole region in place (one CFB-128 stream from offset 0 with `iv`).
     pub fn decrypt(&self, iv: &[u8; 16], region: &mut [u8]) {
-        crate::crypto::decrypt_cfb(&self.key, self.aes256, iv, region);
+        crate::crypto::decrypt_cfb(self, iv, region);
     }
 }
 
@@ -77,8 +100,17 @@ mod tests {
         let k = CryptKey::aes128("short").unwrap();
         assert_eq!(k.bytes(), b"short\0\0\0\0\0\0\0\0\0\0\0");
         let k = CryptKey::aes256([7u8; 40]).unwrap();
-        assert_eq!((k.bytes().len(), k.is_aes256()), (32, true));
+        assert_eq!((k.bytes(), k.is_aes256()), (&[7u8; 32][..], true));
+        assert_eq!(CryptKey::aes128([7u8; 40]).unwrap().bytes(), &[7u8; 16]);
         assert_eq!(CryptKey::aes128([1u8; 20]).unwrap().bytes(), &[1u8; 16]);
         assert!(!format!("{k:?}").contains('7'));
+        // Before meta version 2 the IV is the key's first 16 bytes.
+        let k = CryptKey::aes256((0..40).collect::<Vec<u8>>()).unwrap();
+        let iv: Vec<u8> = (0..16).collect();
+        assert_eq!(k.iv_for(&MetaInfo::default()).to_vec(), iv);
+        assert_eq!(
+            CryptKey::aes128("ab").unwrap().iv_for(&MetaInfo::default())[..3],
+            *b"ab\0"
+        );
     }
 }

@@ -26,10 +26,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::varint::{
-    len_prefixed_prefix, read_len_prefixed, read_varint32, read_varint64, varint32_prefix,
-    varint64_prefix,
-};
+use crate::parse::{Cursor, ParseResult};
 
 /// THE value-type table: one row per getter type of the official API, in manifest order.
 ///
@@ -213,57 +210,48 @@ fn nonempty(p: &[u8]) -> Option<&[u8]> {
 /// `getBool`: varint32 != 0.
 #[inline]
 pub fn as_bool(payload: &[u8]) -> Option<bool> {
-    varint32_prefix(payload).map(|v| v != 0)
+    Cursor::new(payload).read_varint32().ok().map(|v| v != 0)
 }
 
 /// `getInt32`: `readRawVarint32` as signed.
 #[inline]
 pub fn as_i32(payload: &[u8]) -> Option<i32> {
-    varint32_prefix(payload).map(|v| v as i32)
+    Cursor::new(payload).read_varint32().ok().map(|v| v as i32)
 }
 
 /// `getUInt32`: `readRawVarint32` as unsigned.
 #[inline]
 pub fn as_u32(payload: &[u8]) -> Option<u32> {
-    varint32_prefix(payload)
+    Cursor::new(payload).read_varint32().ok()
 }
 
 /// `getInt64`: `readInt64`.
 #[inline]
 pub fn as_i64(payload: &[u8]) -> Option<i64> {
-    varint64_prefix(payload).map(|v| v as i64)
+    Cursor::new(payload).read_varint64().ok().map(|v| v as i64)
 }
 
 /// `getUInt64`: `readInt64` as unsigned.
 #[inline]
 pub fn as_u64(payload: &[u8]) -> Option<u64> {
-    varint64_prefix(payload)
-}
-
-fn fixed<const N: usize>(p: &[u8], pos: &mut usize) -> Option<[u8; N]> {
-    let end = pos.checked_add(N)?;
-    let s = p.get(*pos..end)?;
-    *pos = end;
-    let mut a = [0u8; N];
-    a.copy_from_slice(s);
-    Some(a)
+    Cursor::new(payload).read_varint64().ok()
 }
 
 /// `getFloat`: 4 bytes little-endian.
 pub fn as_f32(payload: &[u8]) -> Option<f32> {
-    fixed::<4>(payload, &mut 0).map(f32::from_le_bytes)
+    Cursor::new(payload).read_f32().ok()
 }
 
 /// `getDouble`: 8 bytes little-endian.
 pub fn as_f64(payload: &[u8]) -> Option<f64> {
-    fixed::<8>(payload, &mut 0).map(f64::from_le_bytes)
+    Cursor::new(payload).read_f64().ok()
 }
 
 /// `getBytes` (and the bytes of `getString`): a varint32 length then that many bytes
 /// (zero-copy). `Some(&[])` for an empty byte string.
 #[inline]
 pub fn as_bytes(payload: &[u8]) -> Option<&[u8]> {
-    len_prefixed_prefix(payload)
+    Cursor::new(payload).read_len_prefixed().ok()
 }
 
 /// `getBytes` into an owned buffer.
@@ -288,13 +276,11 @@ pub fn as_string(payload: &[u8]) -> Option<String> {
 
 /// `getVector(key, std::vector<std::string>&)` as raw byte strings.
 pub fn as_bytes_vec(payload: &[u8]) -> Option<Vec<&[u8]>> {
-    let p = nonempty(payload)?;
-    let mut pos = 0;
-    read_varint32(p, &mut pos).ok()?;
+    let mut c = Cursor::new(nonempty(payload)?);
+    c.read_varint32().ok()?;
     let mut out = Vec::new();
-    while pos < p.len() {
-        let r = read_len_prefixed(p, &mut pos).ok()?;
-        out.push(&p[r]);
+    while !c.is_empty() {
+        out.push(c.read_len_prefixed().ok()?);
     }
     Some(out)
 }
@@ -307,60 +293,55 @@ pub fn as_string_vec(payload: &[u8]) -> Option<Vec<String>> {
         .collect()
 }
 
-fn typed_vec<T>(
-    payload: &[u8],
-    mut item: impl FnMut(&[u8], &mut usize) -> Option<T>,
+fn typed_vec<'a, T>(
+    payload: &'a [u8],
+    mut item: impl FnMut(&mut Cursor<'a>) -> ParseResult<T>,
 ) -> Option<Vec<T>> {
-    let p = nonempty(payload)?;
-    let mut pos = 0;
+    let mut c = Cursor::new(nonempty(payload)?);
     // The leading total length is read (it must decode) and otherwise ignored; the official
     // decoder reserves capacity from it, which cannot fail for any 32-bit value on 64-bit hosts
     // short of an allocation failure.
-    read_varint32(p, &mut pos).ok()?;
+    c.read_varint32().ok()?;
     let mut out = Vec::new();
-    while pos < p.len() {
-        out.push(item(p, &mut pos)?);
+    while !c.is_empty() {
+        out.push(item(&mut c).ok()?);
     }
     Some(out)
 }
 
 /// v2.x `getVector<std::vector<bool>>`: varint32 items != 0.
 pub fn as_vec_bool(payload: &[u8]) -> Option<Vec<bool>> {
-    typed_vec(payload, |p, pos| read_varint32(p, pos).ok().map(|v| v != 0))
+    typed_vec(payload, |c| c.read_varint32().map(|v| v != 0))
 }
 
 /// v2.x `getVector<std::vector<int32_t>>`: varint32 items.
 pub fn as_vec_i32(payload: &[u8]) -> Option<Vec<i32>> {
-    typed_vec(payload, |p, pos| {
-        read_varint32(p, pos).ok().map(|v| v as i32)
-    })
+    typed_vec(payload, |c| c.read_varint32().map(|v| v as i32))
 }
 
 /// v2.x `getVector<std::vector<uint32_t>>`: varint32 items.
 pub fn as_vec_u32(payload: &[u8]) -> Option<Vec<u32>> {
-    typed_vec(payload, |p, pos| read_varint32(p, pos).ok())
+    typed_vec(payload, Cursor::read_varint32)
 }
 
 /// v2.x `getVector<std::vector<int64_t>>`: 64-bit varint items.
 pub fn as_vec_i64(payload: &[u8]) -> Option<Vec<i64>> {
-    typed_vec(payload, |p, pos| {
-        read_varint64(p, pos).ok().map(|v| v as i64)
-    })
+    typed_vec(payload, |c| c.read_varint64().map(|v| v as i64))
 }
 
 /// v2.x `getVector<std::vector<uint64_t>>`: 64-bit varint items.
 pub fn as_vec_u64(payload: &[u8]) -> Option<Vec<u64>> {
-    typed_vec(payload, |p, pos| read_varint64(p, pos).ok())
+    typed_vec(payload, Cursor::read_varint64)
 }
 
 /// v2.x `getVector<std::vector<float>>`: 4-byte LE items; a partial last item is no value.
 pub fn as_vec_f32(payload: &[u8]) -> Option<Vec<f32>> {
-    typed_vec(payload, |p, pos| fixed::<4>(p, pos).map(f32::from_le_bytes))
+    typed_vec(payload, Cursor::read_f32)
 }
 
 /// v2.x `getVector<std::vector<double>>`: 8-byte LE items; a partial last item is no value.
 pub fn as_vec_f64(payload: &[u8]) -> Option<Vec<f64>> {
-    typed_vec(payload, |p, pos| fixed::<8>(p, pos).map(f64::from_le_bytes))
+    typed_vec(payload, Cursor::read_f64)
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! Read-only file access, the only place the reader touches the operating system: open without
 //! following into special files, positional reads into owned memory, the shared lock on the meta
 //! file, and the read-only mapping of the meta file ([`MetaMap`]). Portable (Unix and Windows);
-//! the only `unsafe` of the file I/O lives here (the mapping, its volatile reads, and the huge-page
-//! advice on Linux).
+//! the unsafe parts (the mapping, its volatile reads, the huge-page advice on Linux) are safe
+//! calls into [`crate::sys::map`].
 //!
 //! The data file is never memory-mapped: the official writer truncates it on `trim()` and
 //! `clearAll()`, which would turn accesses to a mapping into SIGBUS. Every read here is a
@@ -17,10 +17,9 @@
 use std::fs::File;
 use std::path::Path;
 
-use memmap2::Mmap;
-
 use crate::error::{Error, Result};
 use crate::meta::{OFF_ACTUAL_SIZE, OFF_CRC, OFF_SEQUENCE};
+use crate::sys::map::{advise_huge_pages, Mapped};
 
 #[cfg(not(any(unix, windows)))]
 compile_error!("mmkv-reader reads files on Unix and Windows only (positional reads, file locks)");
@@ -223,39 +222,6 @@ fn fill(
     Ok(())
 }
 
-/// Size of a transparent huge page on x86-64 and aarch64 (4 KiB base pages).
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-const HUGE_PAGE: usize = 2 << 20;
-
-/// Asks the kernel to back the 2 MiB-aligned interior of a large, not yet touched buffer with
-/// transparent huge pages (`MADV_HUGEPAGE`). With THP in `madvise` mode (a common default) a
-/// 64 MiB region read otherwise takes 16,384 page faults, about half of a full load. Only the
-/// paging policy changes; errors (THP disabled, old kernel) are ignored.
-#[cfg(target_os = "linux")]
-fn advise_huge_pages(buf: &mut [u8]) {
-    if buf.len() < 2 * HUGE_PAGE {
-        return;
-    }
-    let start = buf.as_mut_ptr() as usize;
-    let first = (start + HUGE_PAGE - 1) & !(HUGE_PAGE - 1);
-    let end = (start + buf.len()) & !(HUGE_PAGE - 1);
-    if end > first {
-        // SAFETY: [first, end) lies inside `buf`, which we borrow mutably, so the range is
-        // mapped memory we own; MADV_HUGEPAGE only changes how future faults are served and
-        // never alters the contents or the validity of the memory.
-        let _ = unsafe {
-            rustix::mm::madvise(
-                first as *mut std::ffi::c_void,
-                end - first,
-                rustix::mm::Advice::LinuxHugepage,
-            )
-        };
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn advise_huge_pages(_buf: &mut [u8]) {}
-
 /// Reads up to `max` bytes from the start of the file (fewer if the file is shorter).
 pub(crate) fn read_prefix(file: &File, path: &Path, max: usize) -> Result<Vec<u8>> {
     let mut buf = vec![0u8; max];
@@ -332,88 +298,46 @@ impl Drop for SharedLock<'_> {
 /// Meta bytes a [`MetaMap`] always holds: through the actual size (the check-on-read triple).
 pub(crate) const MAPPED_META_MIN: usize = OFF_ACTUAL_SIZE + 4;
 
-// The mapped triple is read as aligned u32s (see `MetaMap::triple`).
-const _: () = assert!((OFF_CRC | OFF_ACTUAL_SIZE | OFF_SEQUENCE) & 3 == 0);
-const _: () = assert!(OFF_CRC + 4 <= MAPPED_META_MIN && OFF_SEQUENCE + 4 <= MAPPED_META_MIN);
-
 /// The meta file mapped read-only, for the syscall-free check-on-read. At least
-/// [`MAPPED_META_MIN`] bytes long.
-///
-/// The official writer never shrinks the meta file (it is created at one page and only
-/// rewritten in place). If a foreign process truncates it while it is mapped, the next read of
-/// the mapping gets `SIGBUS` on Unix; Windows refuses to truncate a mapped file.
+/// [`MAPPED_META_MIN`] bytes long (see [`Mapped`] for a foreign truncation).
 pub(crate) struct MetaMap {
-    map: Mmap,
+    map: Mapped<MAPPED_META_MIN>,
 }
 
 impl MetaMap {
     /// Maps `file` (the meta file at `path`); shorter than [`MAPPED_META_MIN`] is
     /// [`Error::MetaTooShort`] (`needed` the meta structure's size).
     pub(crate) fn new(file: &File, path: &Path) -> Result<MetaMap> {
+        let too_short = |len: usize| Error::MetaTooShort {
+            len,
+            needed: crate::meta::META_SIZE,
+        };
         let len = file_len(file, path)?;
         if len < MAPPED_META_MIN as u64 {
-            return Err(Error::MetaTooShort {
-                len: len as usize,
-                needed: crate::meta::META_SIZE,
-            });
+            return Err(too_short(len as usize));
         }
-        // SAFETY: the mapping is read-only and only read through the volatile copies below,
-        // never handed out as a slice; its length was checked above. See the type's docs for
-        // a foreign truncation.
-        let map = unsafe { Mmap::map(file) }.map_err(|e| Error::io(path, &e))?;
-        if map.len() < MAPPED_META_MIN {
-            return Err(Error::MetaTooShort {
-                len: map.len(),
-                needed: crate::meta::META_SIZE,
-            });
+        match Mapped::new(file) {
+            Ok(Ok(map)) => Ok(MetaMap { map }),
+            Ok(Err(len)) => Err(too_short(len)),
+            Err(e) => Err(Error::io(path, &e)),
         }
-        Ok(MetaMap { map })
     }
 
-    /// Copies the first `max` bytes (fewer if the mapping is shorter), byte by byte with
-    /// volatile reads: the mapping is shared with writer processes, so a copy is what gets
-    /// parsed (a concurrent writer cannot tear the parse itself).
+    /// Copies the first `max` bytes (fewer if the mapping is shorter): the mapping is shared
+    /// with writer processes, so a copy is what gets parsed.
     pub(crate) fn copy_prefix(&self, max: usize) -> Vec<u8> {
-        let n = self.map.len().min(max);
-        let p = self.map.as_ptr();
-        (0..n)
-            // SAFETY: i < n <= the mapping's length.
-            .map(|i| unsafe { std::ptr::read_volatile(p.add(i)) })
-            .collect()
+        self.map.copy_prefix(max)
     }
 
     /// The check-on-read triple (CRC, actual size, sequence) as three aligned volatile `u32`
     /// loads.
     #[inline]
     pub(crate) fn triple(&self) -> (u32, u32, u32) {
-        let p = self.map.as_ptr();
-        // SAFETY: `new` checked the mapping holds at least MAPPED_META_MIN bytes and each
-        // offset + 4 is within that (asserted above); a mapping starts on a page boundary and
-        // the offsets are multiples of 4, so each read is an aligned u32 (one load, not four
-        // byte loads); volatile because other processes write the file.
-        let rd =
-            |o: usize| unsafe { u32::from_le(std::ptr::read_volatile(p.add(o).cast::<u32>())) };
-        (rd(OFF_CRC), rd(OFF_ACTUAL_SIZE), rd(OFF_SEQUENCE))
-    }
-}
-
-/// The data file as a [`crate::locate::ReadAt`] source (positional reads, current length).
-pub(crate) struct DataFile<'a> {
-    pub file: &'a File,
-    pub path: &'a Path,
-}
-
-impl crate::locate::ReadAt for DataFile<'_> {
-    fn len(&self) -> Result<u64> {
-        file_len(self.file, self.path)
-    }
-
-    fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
-        read_at(self.file, self.path, offset, len)
-    }
-
-    fn read_at_crc(&self, offset: u64, len: usize) -> Result<(Vec<u8>, u32)> {
-        read_at_crc(self.file, self.path, offset, len)
+        (
+            self.map.u32_at::<OFF_CRC>(),
+            self.map.u32_at::<OFF_ACTUAL_SIZE>(),
+            self.map.u32_at::<OFF_SEQUENCE>(),
+        )
     }
 }
 
@@ -428,6 +352,7 @@ pub fn meta_path(data: &Path) -> std::path::PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::map::HUGE_PAGE;
 
     fn pattern(n: usize) -> Vec<u8> {
         (0..n)

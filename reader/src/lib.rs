@@ -103,6 +103,8 @@
 //! [`locate`], [`meta`], [`varint`], [`crypto`], [`records`], [`decode`] and [`raw`] expose the format
 //! pieces for tools (an inspector, fuzzers, differential tests).
 #![deny(missing_docs)]
+// Every `unsafe` is in `sys`, behind safe interfaces.
+#![deny(unsafe_code)]
 
 pub mod clock;
 mod cryptkey;
@@ -111,13 +113,16 @@ pub mod decode;
 mod error;
 mod fsio;
 mod load;
-mod local;
 pub mod locate;
 pub mod meta;
+pub mod parse;
 pub mod raw;
+mod read_at;
 pub mod records;
 mod snapshot;
 mod store;
+#[allow(unsafe_code)]
+mod sys;
 #[cfg(feature = "test-support")]
 pub mod test_support;
 pub mod varint;

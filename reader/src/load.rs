@@ -55,27 +55,6 @@ pub(crate) fn fits(size: u64, file_size: u64) -> bool {
     size + HEADER as u64 <= file_size
 }
 
-/// Reads the data file's header (partial-reload fast path); a file shorter than 4 bytes is
-/// [`Error::DataTooShort`].
-pub(crate) fn read_header(file: &File, path: &Path) -> Result<(u32, u64)> {
-    let file_size = crate::fsio::file_len(file, path)?;
-    if file_size < HEADER as u64 {
-        return Err(Error::DataTooShort { len: file_size });
-    }
-    let h = crate::fsio::read_at(file, path, 0, HEADER)?;
-    Ok((u32::from_le_bytes([h[0], h[1], h[2], h[3]]), file_size))
-}
-
-/// The actual size the official loader starts from: the meta's when its version is >= 3,
-/// else the data-file header.
-pub(crate) fn actual_size(meta: &crate::meta::MetaInfo, header: u32) -> u32 {
-    if meta.has_actual_size() {
-        meta.actual_size
-    } else {
-        header
-    }
-}
-
 /// The typed error a read-only reader reports where the official default strategy would
 /// discard the content (see [`crate::locate::Strategy::Discard`]).
 pub(crate) fn discard_error(loc: &Location) -> Error {
@@ -142,15 +121,8 @@ impl FullLoad<'_> {
             iv,
             generation: self.generation,
         };
-        let snap = SnapshotData::from_region(bytes, info).map_err(|e| {
-            if self.key.is_some() && e.is_parse_error() {
-                Error::Undecryptable {
-                    source: Box::new(e),
-                }
-            } else {
-                e
-            }
-        })?;
+        let snap =
+            SnapshotData::from_region(bytes, info).map_err(|e| e.in_content(self.key.is_some()))?;
         Ok((snap, loc))
     }
 }

@@ -42,6 +42,8 @@
 
 use crate::error::Result;
 use crate::meta::{MetaInfo, META_SIZE};
+use crate::parse::u32_zero_filled;
+pub use crate::read_at::ReadAt;
 
 /// Bytes before the data region in the data file (the old-style actual size).
 pub const HEADER_LEN: usize = 4;
@@ -248,60 +250,6 @@ pub struct Located {
     pub region: Vec<u8>,
 }
 
-/// Positional reads from the data file's content.
-pub trait ReadAt {
-    /// The content's length in bytes.
-    fn len(&self) -> Result<u64>;
-
-    /// Exactly `len` bytes at `offset`; `offset + len` never exceeds [`ReadAt::len`] when the
-    /// locator calls it. A source that became shorter reports an error.
-    fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>>;
-
-    /// [`ReadAt::read_at`] and the CRC-32 of the bytes (a file source computes it while it
-    /// reads).
-    fn read_at_crc(&self, offset: u64, len: usize) -> Result<(Vec<u8>, u32)> {
-        let bytes = self.read_at(offset, len)?;
-        let crc = crc32fast::hash(&bytes);
-        Ok((bytes, crc))
-    }
-
-    /// The content is empty.
-    fn is_empty(&self) -> Result<bool> {
-        Ok(self.len()? == 0)
-    }
-}
-
-impl ReadAt for [u8] {
-    fn len(&self) -> Result<u64> {
-        Ok(<[u8]>::len(self) as u64)
-    }
-
-    fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
-        let start = usize::try_from(offset).unwrap_or(usize::MAX);
-        match start.checked_add(len).and_then(|end| self.get(start..end)) {
-            Some(s) => Ok(s.to_vec()),
-            None => Err(crate::Error::Truncated {
-                expected: offset.saturating_add(len as u64),
-                got: <[u8]>::len(self) as u64,
-            }),
-        }
-    }
-}
-
-impl<T: ReadAt + ?Sized> ReadAt for &T {
-    fn len(&self) -> Result<u64> {
-        (**self).len()
-    }
-
-    fn read_at(&self, offset: u64, len: usize) -> Result<Vec<u8>> {
-        (**self).read_at(offset, len)
-    }
-
-    fn read_at_crc(&self, offset: u64, len: usize) -> Result<(Vec<u8>, u32)> {
-        (**self).read_at_crc(offset, len)
-    }
-}
-
 /// Parses meta bytes the way the official loader sees them: missing bytes (a short or empty
 /// file, or no file at all: pass `&[]`) read as zeros. Never fails.
 pub fn parse_meta(bytes: &[u8]) -> MetaInfo {
@@ -312,24 +260,8 @@ pub fn parse_meta(bytes: &[u8]) -> MetaInfo {
     MetaInfo::parse(&padded).unwrap_or_default()
 }
 
-/// `len` bytes at `offset` of the data as mapped: real bytes, then zeros past the end.
-fn read_mapped<D: ReadAt + ?Sized>(
-    data: &D,
-    file_len: u64,
-    offset: u64,
-    len: u64,
-) -> Result<Vec<u8>> {
-    let real = file_len.saturating_sub(offset).min(len);
-    let mut out = if real > 0 {
-        data.read_at(offset, real as usize)?
-    } else {
-        Vec::new()
-    };
-    out.resize(len as usize, 0);
-    Ok(out)
-}
-
-/// [`read_mapped`] and the CRC-32 of the bytes (the zeros included).
+/// `len` bytes at `offset` of the data as mapped (real bytes, then zeros past the end) and
+/// their CRC-32.
 fn read_mapped_crc<D: ReadAt + ?Sized>(
     data: &D,
     file_len: u64,
@@ -342,14 +274,24 @@ fn read_mapped_crc<D: ReadAt + ?Sized>(
     } else {
         (Vec::new(), 0)
     };
-    let from = out.len();
-    if (from as u64) < len {
+    let zeros = len - out.len() as u64;
+    if zeros > 0 {
         out.resize(len as usize, 0);
-        let mut h = crc32fast::Hasher::new_with_initial(crc);
-        h.update(&out[from..]);
-        crc = h.finalize();
+        crc = crc_with_zeros(crc32fast::Hasher::new_with_initial(crc), zeros);
     }
     Ok((out, crc))
+}
+
+/// The CRC-32 of what `hasher` has seen followed by `zeros` zero bytes (a file as the official
+/// library maps it, past its end).
+fn crc_with_zeros(mut hasher: crc32fast::Hasher, mut zeros: u64) -> u32 {
+    const ZEROS: [u8; 4096] = [0; 4096];
+    while zeros > 0 {
+        let n = zeros.min(ZEROS.len() as u64);
+        hasher.update(&ZEROS[..n as usize]);
+        zeros -= n;
+    }
+    hasher.finalize()
 }
 
 /// Decides, as the official loader does, which region of the data file is loaded (see the
@@ -359,14 +301,16 @@ fn read_mapped_crc<D: ReadAt + ?Sized>(
 /// source never fails. Memory use is bounded by the data's length.
 pub fn locate<D: ReadAt + ?Sized>(meta: &MetaInfo, data: &D, rules: Rules) -> Result<Located> {
     let file_len = data.len()?;
-    let header_bytes = read_mapped(data, file_len, 0, HEADER_LEN as u64)?;
-    let mut h = [0u8; HEADER_LEN];
-    h.copy_from_slice(&header_bytes);
+    // Past the end of the file the header reads as zeros.
+    let header = u32_zero_filled(
+        &data.read_at(0, file_len.min(HEADER_LEN as u64) as usize)?,
+        0,
+    );
     // The first region read with its CRC (the actual size's, kept for `Strategy::Recover`)
     // and the latest.
     let mut first: Option<(Vec<u8>, u32)> = None;
     let mut latest: Option<(Vec<u8>, u32)> = None;
-    let location = decide(meta, file_len, u32::from_le_bytes(h), rules, |size| {
+    let location = decide(meta, file_len, header, rules, |size| -> Result<u32> {
         let (bytes, crc) = read_mapped_crc(data, file_len, HEADER_LEN as u64, size)?;
         let slot = if first.is_none() {
             &mut first
@@ -394,26 +338,26 @@ pub fn locate<D: ReadAt + ?Sized>(meta: &MetaInfo, data: &D, rules: Rules) -> Re
 /// [`Location::in_file`]).
 pub fn locate_in(meta: &MetaInfo, data: &[u8], rules: Rules) -> Location {
     let file_len = data.len() as u64;
-    let mut h = [0u8; HEADER_LEN];
-    let n = data.len().min(HEADER_LEN);
-    h[..n].copy_from_slice(&data[..n]);
     let crc_of = |size: u64| -> std::result::Result<u32, std::convert::Infallible> {
         let body = data.get(HEADER_LEN..).unwrap_or_default();
         let real = body.len().min(usize::try_from(size).unwrap_or(usize::MAX));
         let mut hasher = crc32fast::Hasher::new();
         hasher.update(&body[..real]);
-        let mut zeros = size - real as u64;
-        const ZEROS: [u8; 4096] = [0; 4096];
-        while zeros > 0 {
-            let n = zeros.min(ZEROS.len() as u64);
-            hasher.update(&ZEROS[..n as usize]);
-            zeros -= n;
-        }
-        Ok(hasher.finalize())
+        Ok(crc_with_zeros(hasher, size - real as u64))
     };
-    match decide(meta, file_len, u32::from_le_bytes(h), rules, crc_of) {
+    match decide(meta, file_len, u32_zero_filled(data, 0), rules, crc_of) {
         Ok(l) => l,
         Err(never) => match never {},
+    }
+}
+
+/// The actual size the official loader starts from: the meta's when its version is >= 3,
+/// else the data-file header.
+pub(crate) fn actual_size(meta: &MetaInfo, header: u32) -> u32 {
+    if meta.has_actual_size() {
+        meta.actual_size
+    } else {
+        header
     }
 }
 
@@ -428,11 +372,7 @@ fn decide<E>(
     mut crc_of: impl FnMut(u64) -> std::result::Result<u32, E>,
 ) -> std::result::Result<Location, E> {
     let mapped_size = rules.mapped_size(file_len);
-    let actual = if meta.has_actual_size() {
-        meta.actual_size
-    } else {
-        header
-    };
+    let actual = actual_size(meta, header);
     let fits = |size: u32| size as u64 + HEADER_LEN as u64 <= mapped_size;
     let fallbacks_tried = meta.has_actual_size();
     let done = |source, size: u64, crc, crc_ok, problem| Location {

@@ -6,6 +6,7 @@
 //! 36 last-confirmed crc (u32), 40..104 reserved, 104 flags (u64).
 
 use crate::error::{Error, Result};
+use crate::parse::{Cursor, ParseResult};
 
 /// Offset of the crc digest.
 pub const OFF_CRC: usize = 0;
@@ -69,18 +70,6 @@ pub struct MetaInfo {
     pub flags: u64,
 }
 
-fn u32_at(b: &[u8], off: usize) -> u32 {
-    let mut a = [0u8; 4];
-    a.copy_from_slice(&b[off..off + 4]);
-    u32::from_le_bytes(a)
-}
-
-fn u64_at(b: &[u8], off: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[off..off + 8]);
-    u64::from_le_bytes(a)
-}
-
 /// Bytes a meta file of the given (raw) version must have.
 pub fn needed_len(version: u32) -> usize {
     match effective_version(version) {
@@ -111,7 +100,7 @@ impl MetaInfo {
                 needed: META_SIZE,
             });
         }
-        let version = u32_at(bytes, OFF_VERSION);
+        let version = Cursor::at(bytes, OFF_VERSION).read_u32()?;
         let needed = needed_len(version);
         if bytes.len() < needed {
             return Err(Error::MetaTooShort {
@@ -119,25 +108,31 @@ impl MetaInfo {
                 needed,
             });
         }
-        let ev = effective_version(version);
+        // Every field the version has lies within `needed`: the reads below cannot fail.
+        Ok(MetaInfo::read(bytes, effective_version(version))?)
+    }
+
+    /// The fields of `bytes` that meta version `ev` (effective) has, in file order.
+    fn read(bytes: &[u8], ev: u32) -> ParseResult<MetaInfo> {
+        let mut c = Cursor::new(bytes);
         let mut m = MetaInfo {
-            crc_digest: u32_at(bytes, OFF_CRC),
-            version,
+            crc_digest: c.read_u32()?,
+            version: c.read_u32()?,
             ..MetaInfo::default()
         };
-        if bytes.len() >= OFF_IV {
-            m.sequence = u32_at(bytes, OFF_SEQUENCE);
+        if c.rest().len() >= OFF_IV - OFF_SEQUENCE {
+            m.sequence = c.read_u32()?;
         }
         if ev >= VERSION_RANDOM_IV {
-            m.iv.copy_from_slice(&bytes[OFF_IV..OFF_IV + 16]);
+            m.iv = c.read_array()?;
         }
         if ev >= VERSION_ACTUAL_SIZE {
-            m.actual_size = u32_at(bytes, OFF_ACTUAL_SIZE);
-            m.last_confirmed_size = u32_at(bytes, OFF_LAST_SIZE);
-            m.last_confirmed_crc = u32_at(bytes, OFF_LAST_CRC);
+            m.actual_size = c.read_u32()?;
+            m.last_confirmed_size = c.read_u32()?;
+            m.last_confirmed_crc = c.read_u32()?;
         }
         if ev >= VERSION_FLAG {
-            m.flags = u64_at(bytes, OFF_FLAGS);
+            m.flags = Cursor::at(bytes, OFF_FLAGS).read_u64()?;
         }
         Ok(m)
     }

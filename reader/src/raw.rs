@@ -5,7 +5,6 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::cryptkey::CryptKey;
-use crate::crypto::{default_iv, normalize_key};
 use crate::error::{Error, Result};
 use crate::fsio::{
     file_len, meta_path, open_regular, read_at_into, read_prefix, Which, DEFAULT_LOCK_TIMEOUT,
@@ -86,22 +85,12 @@ impl Default for RawOptions {
     }
 }
 
-/// The IV the official library uses for a store with this meta and key.
-pub fn store_iv(meta: &MetaInfo, key: &[u8], aes256: bool) -> [u8; 16] {
-    if meta.has_iv() {
-        meta.iv
-    } else {
-        default_iv(&normalize_key(key, aes256))
-    }
-}
-
-/// [`read_store`] with the official default rules. An empty `crypt_key` means "not
-/// encrypted", as with the official library.
-pub fn read_raw(path: &Path, crypt_key: Option<&[u8]>, aes256: bool) -> Result<RawStore> {
+/// [`read_store`] with the official default rules (`None`: not encrypted).
+pub fn read_raw(path: &Path, key: Option<CryptKey>) -> Result<RawStore> {
     read_store(
         path,
         &RawOptions {
-            key: crypt_key.and_then(|k| CryptKey::new(k, aes256)),
+            key,
             ..RawOptions::default()
         },
     )

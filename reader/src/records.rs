@@ -6,8 +6,7 @@
 //! As in the official `decodeOneMap`, a record whose key is empty has no value part:
 //! the parser skips the empty key and goes on with the next length prefix.
 
-use crate::error::Result;
-use crate::varint::{read_len_prefixed, read_varint32};
+use crate::parse::{Cursor, ParseResult};
 
 /// One record as stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,17 +21,16 @@ pub struct Record<'a> {
 }
 
 /// Length of the item-size holder varint at the start of the region.
-pub fn holder_len(region: &[u8]) -> Result<usize> {
-    let mut p = 0;
-    read_varint32(region, &mut p)?;
-    Ok(p)
+pub fn holder_len(region: &[u8]) -> ParseResult<usize> {
+    let mut c = Cursor::new(region);
+    c.read_varint32()?;
+    Ok(c.position())
 }
 
 /// Iterator over the records of a region (see [`records`]).
 #[derive(Debug, Clone)]
 pub struct Records<'a> {
-    buf: &'a [u8],
-    pos: usize,
+    cur: Cursor<'a>,
     base: usize,
     need_holder: bool,
     done: bool,
@@ -41,15 +39,16 @@ pub struct Records<'a> {
 impl<'a> Records<'a> {
     /// How far the iterator has parsed, as an offset relative to the region start.
     pub fn position(&self) -> usize {
-        self.base + self.pos
+        self.base + self.cur.position()
     }
 }
 
-/// Iterates the records of a whole region (skipping the item-size holder first).
+/// Iterates the records of a whole region (skipping the item-size holder first). A record
+/// that does not parse ends the iteration with its [`crate::parse::ParseError`] (offsets
+/// relative to the region; `Error::from` gives the public error).
 pub fn records(region: &[u8]) -> Records<'_> {
     Records {
-        buf: region,
-        pos: 0,
+        cur: Cursor::new(region),
         base: 0,
         need_holder: true,
         done: false,
@@ -61,8 +60,7 @@ pub fn records(region: &[u8]) -> Records<'_> {
 /// [`Records::position`] are reported relative to the region.
 pub fn records_at(chunk: &[u8], base_offset: usize) -> Records<'_> {
     Records {
-        buf: chunk,
-        pos: 0,
+        cur: Cursor::new(chunk),
         base: base_offset,
         need_holder: false,
         done: false,
@@ -70,7 +68,7 @@ pub fn records_at(chunk: &[u8], base_offset: usize) -> Records<'_> {
 }
 
 impl<'a> Iterator for Records<'a> {
-    type Item = Result<Record<'a>>;
+    type Item = ParseResult<Record<'a>>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.done {
@@ -83,69 +81,56 @@ impl<'a> Iterator for Records<'a> {
                 self.done = true;
                 None
             }
-            Err(mut e) => {
+            Err(e) => {
                 self.done = true;
-                shift_offset(&mut e, self.base);
-                Some(Err(e))
+                Some(Err(e.at(self.base)))
             }
         }
     }
 }
 
 impl<'a> Records<'a> {
-    fn step(&mut self) -> Result<Option<Record<'a>>> {
+    fn step(&mut self) -> ParseResult<Option<Record<'a>>> {
         if self.need_holder {
             self.need_holder = false;
-            read_varint32(self.buf, &mut self.pos)?;
+            self.cur.read_varint32()?;
         }
         loop {
-            if self.pos == self.buf.len() {
+            if self.cur.is_empty() {
                 return Ok(None);
             }
-            let start = self.pos;
-            let mut p = self.pos;
-            let key = read_len_prefixed(self.buf, &mut p)?;
+            let start = self.cur.position();
+            // The record is taken whole or not at all: the position stays at its start
+            // when it does not parse.
+            let mut c = self.cur;
+            let key = c.read_len_prefixed()?;
             if key.is_empty() {
-                self.pos = p;
+                self.cur = c;
                 continue;
             }
-            let value = read_len_prefixed(self.buf, &mut p)?;
-            self.pos = p;
+            let value = c.read_len_prefixed()?;
+            self.cur = c;
             return Ok(Some(Record {
                 offset: self.base + start,
-                key: &self.buf[key],
-                value: &self.buf[value],
+                key,
+                value,
             }));
         }
-    }
-}
-
-fn shift_offset(e: &mut crate::Error, base: usize) {
-    use crate::Error::*;
-    match e {
-        MalformedVarint { offset }
-        | UnexpectedEnd { offset }
-        | NegativeLength { offset, .. }
-        | LengthPastEnd { offset, .. } => *offset += base,
-        _ => {}
     }
 }
 
 /// Splits a stored value into its payload and expire time (LE u32 suffix, 0 = never).
 /// `None` when the value is shorter than 4 bytes.
 pub fn split_expire(value: &[u8]) -> Option<(&[u8], u32)> {
-    if value.len() < 4 {
-        return None;
-    }
-    let (payload, t) = value.split_at(value.len() - 4);
-    Some((payload, u32::from_le_bytes([t[0], t[1], t[2], t[3]])))
+    let (payload, t) = value.split_at_checked(value.len().checked_sub(4)?)?;
+    Some((payload, Cursor::new(t).read_u32().ok()?))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::{ParseError, ParseErrorKind};
     use crate::varint::write_varint;
-    use crate::Error;
 
     fn rec(out: &mut Vec<u8>, k: &[u8], v: &[u8]) {
         write_varint(out, k.len() as u64);
@@ -160,7 +145,7 @@ mod tests {
         rec(&mut r, b"a", b"\x01");
         rec(&mut r, b"bb", b"");
         assert_eq!(holder_len(&r).unwrap(), 4);
-        let v: Vec<_> = records(&r).collect::<Result<_>>().unwrap();
+        let v: Vec<_> = records(&r).collect::<ParseResult<_>>().unwrap();
         assert_eq!(v.len(), 2);
         assert_eq!(v[0].offset, 4);
         assert_eq!(v[0].key, b"a");
@@ -175,7 +160,7 @@ mod tests {
         let mut r = vec![0x00];
         r.push(0); // empty key
         rec(&mut r, b"k", b"v");
-        let v: Vec<_> = records(&r).collect::<Result<_>>().unwrap();
+        let v: Vec<_> = records(&r).collect::<ParseResult<_>>().unwrap();
         assert_eq!(v.len(), 1);
         assert_eq!(v[0].key, b"k");
     }
@@ -187,10 +172,19 @@ mod tests {
         r.extend_from_slice(&[5, b'x']);
         let v: Vec<_> = records(&r).collect();
         assert_eq!(v.len(), 2);
-        assert!(matches!(v[1], Err(Error::LengthPastEnd { offset: 5, .. })));
+        let past_end = |r: &ParseResult<Record>| {
+            matches!(
+                r,
+                Err(ParseError {
+                    kind: ParseErrorKind::LengthPastEnd { .. },
+                    offset: 5
+                })
+            )
+        };
+        assert!(past_end(&v[1]));
         let chunk = &r[5..];
         let v: Vec<_> = records_at(chunk, 5).collect();
-        assert!(matches!(v[0], Err(Error::LengthPastEnd { offset: 5, .. })));
+        assert!(past_end(&v[0]));
     }
 
     #[test]

@@ -16,11 +16,10 @@ use hashbrown::hash_table::{Entry as TEntry, HashTable};
 
 use crate::clock::Clock;
 use crate::decode::{self, Value, ValueType};
-use crate::error::Result;
 use crate::load::RegionSource;
 use crate::meta::MetaInfo;
+use crate::parse::{Cursor, ParseResult};
 use crate::records::{records, records_at, split_expire};
-use crate::varint::len_prefixed_prefix;
 
 /// The `BuildHasher` of the snapshot's key tables (foldhash, randomly seeded per process).
 pub type KeyHasher = foldhash::fast::RandomState;
@@ -149,7 +148,7 @@ fn value_after(chunk: &[u8], at: usize) -> &[u8] {
 /// values' lookup stays small).
 #[inline(never)]
 fn long_value(rest: &[u8]) -> &[u8] {
-    len_prefixed_prefix(rest).unwrap_or_default()
+    Cursor::new(rest).read_len_prefixed().unwrap_or_default()
 }
 
 /// Where a chunk's bytes come from: spans of a record inside the chunk buffer.
@@ -199,7 +198,7 @@ pub(crate) struct BuildInfo {
 
 impl SnapshotData {
     /// Builds a one-level snapshot from a whole decrypted region.
-    pub(crate) fn from_region(region: Vec<u8>, info: BuildInfo) -> Result<SnapshotData> {
+    pub(crate) fn from_region(region: Vec<u8>, info: BuildInfo) -> ParseResult<SnapshotData> {
         let hasher = KeyHasher::default();
         let chunk: Arc<Vec<u8>> = Arc::new(region);
         // One pass over the records (each record's bytes are touched once, while hashing its
@@ -252,7 +251,7 @@ impl SnapshotData {
 
     /// Builds a new snapshot from this one plus the records of `chunk` (decrypted bytes
     /// appended to the region at offset `self.region_len`).
-    pub(crate) fn append(&self, chunk: Vec<u8>, info: BuildInfo) -> Result<SnapshotData> {
+    pub(crate) fn append(&self, chunk: Vec<u8>, info: BuildInfo) -> ParseResult<SnapshotData> {
         let chunk: Arc<Vec<u8>> = Arc::new(chunk);
         let mut len = self.len;
         let mut lvl = Level::new(vec![chunk.clone()], HashTable::new());
@@ -554,7 +553,7 @@ impl std::ops::Deref for Snapshot {
 /// not for long: while one is alive on a thread, that thread's reads of a changed store fall
 /// back to reference counting. Use [`SnapshotRef::to_snapshot`] to keep the state longer.
 pub struct SnapshotRef<'a> {
-    pub(crate) pin: crate::local::Pinned<'a>,
+    pub(crate) pin: crate::sys::slots::Pinned<'a>,
 }
 
 impl std::ops::Deref for SnapshotRef<'_> {

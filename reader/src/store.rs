@@ -12,14 +12,15 @@ use crate::cryptkey::CryptKey;
 use crate::crypto::CfbDecryptor;
 use crate::decode;
 use crate::error::{Error, Result};
-use crate::fsio::{
-    meta_path, open_regular, DataFile, MetaMap, Which, DEFAULT_LOCK_TIMEOUT, MAPPED_META_MIN,
-};
-use crate::load::{actual_size, consistent, fits, read_header, ReadSync, RegionSource, HEADER};
-use crate::local::{Pinned, Slots};
+use crate::fsio::{meta_path, open_regular, MetaMap, Which, DEFAULT_LOCK_TIMEOUT, MAPPED_META_MIN};
+use crate::load::{consistent, fits, ReadSync, RegionSource, HEADER};
+use crate::locate::actual_size;
 use crate::locate::{Rules, Strategy};
 use crate::meta::{MetaInfo, META_SIZE, OFF_ACTUAL_SIZE, OFF_CRC, OFF_SEQUENCE};
+use crate::parse::Cursor;
+use crate::read_at::{read_header, DataFile, ReadAt};
 use crate::snapshot::{BuildInfo, Snapshot, SnapshotData, SnapshotRef, Triple};
+use crate::sys::slots::{Pinned, Slots};
 
 /// How to open a store.
 #[derive(Clone)]
@@ -104,6 +105,11 @@ impl Options {
         self.clock = clock;
         self
     }
+
+    /// The crypt key these options stand for (`None`: not encrypted).
+    fn key(&self) -> Option<CryptKey> {
+        CryptKey::new(self.crypt_key.as_deref()?, self.aes256)
+    }
 }
 
 /// How a reload was done.
@@ -172,7 +178,7 @@ pub struct Store {
     meta_file: File,
     meta_map: MetaMap,
     current: ArcSwap<SnapshotData>,
-    /// Each reading thread's cached snapshot (the check-on-read fast path, see `crate::local`).
+    /// Each reading thread's cached snapshot (the check-on-read fast path, see `crate::sys::slots`).
     local: Slots,
     reload: Mutex<ReloadState>,
     last_error: Mutex<Option<Error>>,
@@ -199,11 +205,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// The check-on-read triple from meta bytes (missing bytes read as 0).
 pub(crate) fn triple_of(b: &[u8]) -> Triple {
-    let rd = |o: usize| {
-        b.get(o..o + 4)
-            .map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
-            .unwrap_or(0)
-    };
+    let rd = |o: usize| Cursor::at(b, o).read_u32().unwrap_or(0);
     (rd(OFF_CRC), rd(OFF_ACTUAL_SIZE), rd(OFF_SEQUENCE))
 }
 
@@ -235,7 +237,7 @@ pub fn load_bytes(
     data: &[u8],
     opts: &Options,
 ) -> Result<(Snapshot, crate::locate::Location)> {
-    let key = CryptKey::new(opts.crypt_key.as_deref().unwrap_or_default(), opts.aes256);
+    let key = opts.key();
     let full = crate::load::FullLoad {
         meta: crate::locate::parse_meta(meta),
         observed: triple_of(meta),
@@ -260,17 +262,17 @@ impl Store {
         let meta_path = meta_path(&data_path);
         let meta_file = open_regular(&meta_path, Which::Meta)?;
         let meta_map = MetaMap::new(&meta_file, &meta_path)?;
+        let key = opts.key();
         let Options {
-            crypt_key,
-            aes256,
             clock,
             strategy,
             lock_timeout,
+            ..
         } = opts;
         let mut store = Store {
             data_path,
             meta_path,
-            key: crypt_key.and_then(|k| CryptKey::new(k, aes256)),
+            key,
             rules: Rules::official().with_strategy(strategy),
             lock_timeout,
             clock,
@@ -531,16 +533,6 @@ impl Store {
         full.build(&src).map(|(s, _)| s)
     }
 
-    fn wrap_parse(&self, e: Error) -> Error {
-        if self.key.is_some() && e.is_parse_error() {
-            Error::Undecryptable {
-                source: Box::new(e),
-            }
-        } else {
-            e
-        }
-    }
-
     /// The official `partialLoadFromFile` condition: same sequence, the region only grew,
     /// and the CRC continued over the appended bytes matches the meta.
     fn try_partial(
@@ -561,17 +553,16 @@ impl Store {
             return Ok(None);
         }
         let data = open_regular(&self.data_path, Which::Data)?;
-        let (header, file_size) = read_header(&data, &self.data_path)?;
+        let src = DataFile {
+            file: &data,
+            path: &self.data_path,
+        };
+        let (header, file_size) = read_header(&src)?;
         let new_size = actual_size(meta, header) as usize;
         if new_size <= cur.region_len || !fits(new_size as u64, file_size) {
             return Ok(None);
         }
-        let added = crate::fsio::read_at(
-            &data,
-            &self.data_path,
-            (HEADER + cur.region_len) as u64,
-            new_size - cur.region_len,
-        )?;
+        let added = src.read_at((HEADER + cur.region_len) as u64, new_size - cur.region_len)?;
         let mut h = crc32fast::Hasher::new_with_initial(cur.region_crc);
         h.update(&added);
         let crc = h.finalize();
@@ -585,13 +576,7 @@ impl Store {
             joined.extend_from_slice(&plain);
             let keep = joined.len().saturating_sub(2 * crate::crypto::BLOCK);
             cipher_tail = joined[keep..].to_vec();
-            let mut d = CfbDecryptor::resume(
-                k.bytes(),
-                k.is_aes256(),
-                &iv,
-                cur.region_len,
-                &cur.cipher_tail,
-            )?;
+            let mut d = CfbDecryptor::resume(k, &iv, cur.region_len, &cur.cipher_tail)?;
             d.decrypt(&mut plain);
         }
         let info = BuildInfo {
@@ -607,7 +592,7 @@ impl Store {
         };
         cur.append(plain, info)
             .map(Some)
-            .map_err(|e| self.wrap_parse(e))
+            .map_err(|e| e.in_content(self.key.is_some()))
     }
 }
 

@@ -1,95 +1,107 @@
 //! Varints with the official `CodedInputData` semantics.
 //!
-//! * [`read_varint32`] is `readRawVarint32`: up to five bytes build the 32-bit value (the
+//! * [`Cursor::read_varint32`] is `readRawVarint32`: up to five bytes build the 32-bit value (the
 //!   fifth contributes only its low four bits); if the fifth byte still has its continuation
 //!   bit, up to five more bytes are skipped (the upper half of a 64-bit varint, as written for a
 //!   negative `int32`); a tenth byte with its continuation bit is malformed.
-//! * [`read_varint64`] is `readInt64`: up to ten 7-bit groups, bits past 64 dropped; a tenth
+//! * [`Cursor::read_varint64`] is `readInt64`: up to ten 7-bit groups, bits past 64 dropped; a tenth
 //!   byte with its continuation bit is malformed.
 //!
-//! On error `pos` is left unchanged.
+//! They are [`Cursor`] reads (on error the cursor does not move), with position-based forms
+//! ([`read_varint32`], ...) for callers that keep an offset. The simple reference decoders
+//! they are checked against live in the tests (`tests/varint_fast.rs`).
 
-use crate::error::{Error, Result};
+use crate::parse::{Cursor, ParseError, ParseErrorKind, ParseResult};
 
-#[inline]
-fn byte(buf: &[u8], p: usize) -> Result<u8> {
-    buf.get(p)
-        .copied()
-        .ok_or(Error::UnexpectedEnd { offset: p })
-}
-
-/// Reads a varint as the official `readRawVarint32` does; the result is the bit pattern of
-/// the official `int32_t` (cast with `as i32` for the signed value).
-#[inline]
-pub fn read_varint32(buf: &[u8], pos: &mut usize) -> Result<u32> {
-    let start = *pos;
-    let mut p = start;
-    let b0 = byte(buf, p)?;
-    p += 1;
-    if b0 < 0x80 {
-        *pos = p;
-        return Ok(b0 as u32);
+impl<'a> Cursor<'a> {
+    /// Reads a varint as the official `readRawVarint32` does; the result is the bit pattern
+    /// of the official `int32_t` (cast with `as i32` for the signed value).
+    #[inline(always)]
+    pub fn read_varint32(&mut self) -> ParseResult<u32> {
+        self.read_varint_with(varint32)
     }
-    let mut result = (b0 & 0x7f) as u32;
-    for shift in [7u32, 14, 21] {
-        let b = byte(buf, p)?;
-        p += 1;
-        if b < 0x80 {
-            *pos = p;
-            return Ok(result | ((b as u32) << shift));
+
+    /// Reads a varint as the official `readInt64` does (also used for `uint64`).
+    #[inline(always)]
+    pub fn read_varint64(&mut self) -> ParseResult<u64> {
+        self.read_varint_with(varint64)
+    }
+
+    /// A varint decoded by `decode` (value and bytes taken) at the position.
+    #[inline(always)]
+    fn read_varint_with<T>(&mut self, decode: fn(&[u8]) -> Option<(T, usize)>) -> ParseResult<T> {
+        let buf = self.rest();
+        match decode(buf) {
+            Some((v, n)) => {
+                self.advance(n);
+                Ok(v)
+            }
+            None => Err(self.varint_error(buf.len())),
         }
-        result |= ((b & 0x7f) as u32) << shift;
     }
-    let b4 = byte(buf, p)?;
-    p += 1;
-    result |= (b4 as u32) << 28;
-    if b4 >= 0x80 {
-        for _ in 0..5 {
-            let b = byte(buf, p)?;
-            p += 1;
-            if b < 0x80 {
-                *pos = p;
-                return Ok(result);
+
+    /// Why a varint at the position did not decode with `available` bytes left: both decoders
+    /// read byte after byte and stop at a terminator, so a failure with ten bytes at hand is a
+    /// malformed varint, with fewer the input ended (out of line: the getters only want
+    /// `Option`, and the decoders stay small enough to inline).
+    #[cold]
+    #[inline(never)]
+    fn varint_error(&self, available: usize) -> ParseError {
+        if available >= MAX_VARINT_LEN {
+            ParseError::new(ParseErrorKind::MalformedVarint, self.position())
+        } else {
+            self.end_at(available)
+        }
+    }
+
+    /// Reads a length-prefixed byte run as the official `readData` / `readString` do: the
+    /// length is a [`Cursor::read_varint32`]; negative is
+    /// [`ParseErrorKind::NegativeLength`], longer than the rest of the input
+    /// [`ParseErrorKind::LengthPastEnd`] (both at the length's offset).
+    #[inline(always)]
+    pub fn read_len_prefixed(&mut self) -> ParseResult<&'a [u8]> {
+        let buf = self.rest();
+        if let Some((len, n)) = varint32(buf) {
+            if (len as i32) >= 0 {
+                // n <= 10 and len < 2^31: the sum fits even a 32-bit usize.
+                if let Some(run) = buf.get(n..n + len as usize) {
+                    self.advance(n + run.len());
+                    return Ok(run);
+                }
             }
         }
-        return Err(Error::MalformedVarint { offset: start });
+        Err(self.len_prefixed_error())
     }
-    *pos = p;
-    Ok(result)
-}
 
-/// Reads a varint as the official `readInt64` does (also used for `uint64`).
-#[inline]
-pub fn read_varint64(buf: &[u8], pos: &mut usize) -> Result<u64> {
-    let start = *pos;
-    let mut p = start;
-    let mut result = 0u64;
-    let mut shift = 0u32;
-    while shift < 64 {
-        let b = byte(buf, p)?;
-        p += 1;
-        result |= ((b & 0x7f) as u64) << shift;
-        if b < 0x80 {
-            *pos = p;
-            return Ok(result);
-        }
-        shift += 7;
+    /// Why [`Cursor::read_len_prefixed`] failed (out of line, see [`Cursor::varint_error`]).
+    #[cold]
+    #[inline(never)]
+    fn len_prefixed_error(&self) -> ParseError {
+        let start = self.position();
+        let mut body = *self;
+        let len = match body.read_varint32() {
+            Ok(len) => len,
+            Err(e) => return e,
+        };
+        let kind = if (len as i32) < 0 {
+            ParseErrorKind::NegativeLength(len as i32)
+        } else {
+            ParseErrorKind::LengthPastEnd {
+                len,
+                remaining: body.rest().len(),
+            }
+        };
+        ParseError::new(kind, start)
     }
-    Err(Error::MalformedVarint { offset: start })
 }
 
-/// [`read_varint32`] at the start of `buf`, without position or error: the same value, and
-/// `None` exactly where [`read_varint32`] fails (input ended, or a tenth byte with its
-/// continuation bit). The scalar getters use it (no `Error` is built on the hot path).
-#[inline]
-pub fn varint32_prefix(buf: &[u8]) -> Option<u32> {
-    varint32_prefix_len(buf).map(|(v, _)| v)
-}
+/// The longest varint either decoder reads.
+const MAX_VARINT_LEN: usize = 10;
 
-/// [`varint32_prefix`] and the number of bytes the varint took (what [`read_varint32`]
-/// advances `pos` by).
+/// `readRawVarint32` at the start of `buf`: the value and the bytes it took; `None` when the
+/// input ends first or the tenth byte still has its continuation bit.
 #[inline]
-pub fn varint32_prefix_len(buf: &[u8]) -> Option<(u32, usize)> {
+fn varint32(buf: &[u8]) -> Option<(u32, usize)> {
     let mut result = 0u32;
     for i in 0..4 {
         let b = *buf.get(i)?;
@@ -104,7 +116,8 @@ pub fn varint32_prefix_len(buf: &[u8]) -> Option<(u32, usize)> {
     if b4 < 0x80 {
         return Some((result, 5));
     }
-    for i in 5..10 {
+    // The upper half of a 64-bit varint (a negative `int32`): skipped.
+    for i in 5..MAX_VARINT_LEN {
         if *buf.get(i)? < 0x80 {
             return Some((result, i + 1));
         }
@@ -112,55 +125,51 @@ pub fn varint32_prefix_len(buf: &[u8]) -> Option<(u32, usize)> {
     None
 }
 
-/// [`read_len_prefixed`] at the start of `buf`, without position or error: the run itself,
-/// and `None` exactly where [`read_len_prefixed`] fails (bad varint, negative length, length
-/// past the end).
+/// `readInt64` at the start of `buf`: the value and the bytes it took; `None` when the input
+/// ends first or the tenth byte still has its continuation bit.
 #[inline]
-pub fn len_prefixed_prefix(buf: &[u8]) -> Option<&[u8]> {
-    let (len, n) = varint32_prefix_len(buf)?;
-    if (len as i32) < 0 {
-        return None;
-    }
-    buf.get(n..n.checked_add(len as usize)?)
-}
-
-/// [`read_varint64`] at the start of `buf`, without position or error: the same value, and
-/// `None` exactly where [`read_varint64`] fails.
-#[inline]
-pub fn varint64_prefix(buf: &[u8]) -> Option<u64> {
+fn varint64(buf: &[u8]) -> Option<(u64, usize)> {
     let mut result = 0u64;
-    for i in 0..10 {
+    for i in 0..MAX_VARINT_LEN {
         let b = *buf.get(i)?;
         result |= ((b & 0x7f) as u64) << (7 * i);
         if b < 0x80 {
-            return Some(result);
+            return Some((result, i + 1));
         }
     }
     None
 }
 
-/// Reads a length-prefixed byte run as the official `readData` / `readString` do:
-/// the length is a [`read_varint32`]; negative => [`Error::NegativeLength`], longer than
-/// the remaining input => [`Error::LengthPastEnd`]. Returns the run's byte range.
+/// [`Cursor::read_varint32`] at `*pos` of `buf`, advancing `pos` (unchanged on error).
 #[inline]
-pub fn read_len_prefixed(buf: &[u8], pos: &mut usize) -> Result<std::ops::Range<usize>> {
-    let start = *pos;
-    let mut p = start;
-    let len = read_varint32(buf, &mut p)? as i32;
-    if len < 0 {
-        return Err(Error::NegativeLength { offset: start, len });
-    }
-    let len = len as usize;
-    let remaining = buf.len() - p;
-    if len > remaining {
-        return Err(Error::LengthPastEnd {
-            offset: start,
-            len: len as u64,
-            remaining,
-        });
-    }
-    *pos = p + len;
-    Ok(p..p + len)
+pub fn read_varint32(buf: &[u8], pos: &mut usize) -> ParseResult<u32> {
+    at(buf, pos, Cursor::read_varint32)
+}
+
+/// [`Cursor::read_varint64`] at `*pos` of `buf`, advancing `pos` (unchanged on error).
+#[inline]
+pub fn read_varint64(buf: &[u8], pos: &mut usize) -> ParseResult<u64> {
+    at(buf, pos, Cursor::read_varint64)
+}
+
+/// [`Cursor::read_len_prefixed`] at `*pos` of `buf`, advancing `pos` (unchanged on error);
+/// returns the run's byte range in `buf`.
+#[inline]
+pub fn read_len_prefixed(buf: &[u8], pos: &mut usize) -> ParseResult<std::ops::Range<usize>> {
+    let run = at(buf, pos, Cursor::read_len_prefixed)?;
+    Ok(*pos - run.len()..*pos)
+}
+
+#[inline]
+fn at<'a, T>(
+    buf: &'a [u8],
+    pos: &mut usize,
+    read: impl FnOnce(&mut Cursor<'a>) -> ParseResult<T>,
+) -> ParseResult<T> {
+    let mut c = Cursor::at(buf, *pos);
+    let v = read(&mut c)?;
+    *pos = c.position();
+    Ok(v)
 }
 
 /// Encodes `value` as a standard (LEB128) varint, appending to `out`.
@@ -221,25 +230,27 @@ mod tests {
 
     #[test]
     fn malformed_and_truncated() {
+        use crate::parse::ParseErrorKind::{MalformedVarint, UnexpectedEnd};
+        let err = |kind, offset| ParseError::new(kind, offset);
         let b = [0xffu8; 11];
         let mut p = 0;
         assert_eq!(
-            read_varint32(&b, &mut p),
-            Err(Error::MalformedVarint { offset: 0 })
+            read_varint32(&b, &mut p).unwrap_err(),
+            err(MalformedVarint, 0)
         );
         assert_eq!(p, 0);
         assert_eq!(
-            read_varint64(&b, &mut p),
-            Err(Error::MalformedVarint { offset: 0 })
+            read_varint64(&b, &mut p).unwrap_err(),
+            err(MalformedVarint, 0)
         );
         let b = [0x80u8, 0x80];
         assert_eq!(
-            read_varint32(&b, &mut p),
-            Err(Error::UnexpectedEnd { offset: 2 })
+            read_varint32(&b, &mut p).unwrap_err(),
+            err(UnexpectedEnd, 2)
         );
         assert_eq!(
-            read_varint64(&[], &mut p),
-            Err(Error::UnexpectedEnd { offset: 0 })
+            read_varint64(&[], &mut p).unwrap_err(),
+            err(UnexpectedEnd, 0)
         );
     }
 
@@ -253,14 +264,14 @@ mod tests {
         let b = enc(10);
         let mut p = 0;
         assert!(matches!(
-            read_len_prefixed(&b, &mut p),
-            Err(Error::LengthPastEnd { len: 10, .. })
+            read_len_prefixed(&b, &mut p).map_err(|e| e.kind),
+            Err(ParseErrorKind::LengthPastEnd { len: 10, .. })
         ));
         let b = enc(0xffff_fff0);
         let mut p = 0;
         assert!(matches!(
-            read_len_prefixed(&b, &mut p),
-            Err(Error::NegativeLength { .. })
+            read_len_prefixed(&b, &mut p).map_err(|e| e.kind),
+            Err(ParseErrorKind::NegativeLength(_))
         ));
     }
 }

@@ -297,7 +297,7 @@ fn missing_empty_and_short_meta() {
     std::fs::remove_file(&p).unwrap();
     assert!(matches!(open(&p), Err(Error::DataMissing { .. })));
     assert!(matches!(
-        mmkv_reader::raw::read_raw(&p, None, false),
+        mmkv_reader::raw::read_raw(&p, None),
         Err(Error::DataMissing { .. })
     ));
 }

@@ -186,7 +186,8 @@ fn many_appends(encrypted: Option<(&[u8], bool)>) {
                 record(&mut region, k, v);
             }
             let iv = [0x5a; 16];
-            mmkv_reader::crypto::encrypt_cfb(key, aes256, &iv, &mut region);
+            let crypt = mmkv_reader::CryptKey::new(key, aes256).unwrap();
+            mmkv_reader::crypto::encrypt_cfb(&crypt, &iv, &mut region);
             std::fs::write(&p, data_bytes(&region)).unwrap();
             let spec = MetaSpec {
                 iv,

@@ -81,12 +81,13 @@ fn a_value_of_exactly_the_expire_suffix_splits() {
 fn resuming_cfb_without_enough_ciphertext_names_the_missing_offset() {
     use mmkv_reader::crypto::CfbDecryptor;
     let iv = [3u8; 16];
+    let key = &mmkv_reader::CryptKey::aes128(b"key").unwrap();
     // Offset 40 (8 into its block) needs the 8 bytes of the block and the 16 before: 24.
-    match CfbDecryptor::resume(b"key", false, &iv, 40, &[0u8; 10]) {
+    match CfbDecryptor::resume(key, &iv, 40, &[0u8; 10]) {
         Err(mmkv_reader::Error::UnexpectedEnd { offset }) => assert_eq!(offset, 30),
         other => panic!("{other:?}"),
     }
-    let d = CfbDecryptor::resume(b"key", false, &iv, 40, &[0u8; 24]).expect("enough");
+    let d = CfbDecryptor::resume(key, &iv, 40, &[0u8; 24]).expect("enough");
     assert_eq!(format!("{d:?}"), "CfbDecryptor");
 }
 

@@ -8,7 +8,7 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use mmkv_reader::crypto::{encrypt_cfb, normalize_key};
+use mmkv_reader::crypto::encrypt_cfb;
 use mmkv_reader::{FixedClock, Options, Store};
 
 fn opts() -> Options {
@@ -62,13 +62,14 @@ fn encrypted_meta_versions_and_iv_choice() {
             let p = dir.path().join(format!("v{version}-{aes256}"));
             let mut r = region_with_holder(&[0x80, 0x80, 0x80, 0x01]);
             let meta_iv = [0x42u8; 16];
+            let crypt = mmkv_reader::CryptKey::new(key, aes256).unwrap();
             // before meta version 2 the IV is the (padded) key itself
             let iv: [u8; 16] = if version >= 2 {
                 meta_iv
             } else {
-                normalize_key(key, aes256)[..16].try_into().unwrap()
+                crypt.iv_for(&mmkv_reader::meta::MetaInfo::default())
             };
-            encrypt_cfb(key, aes256, &iv, &mut r);
+            encrypt_cfb(&crypt, &iv, &mut r);
             let mut data = data_bytes(&r);
             if version >= 3 {
                 // the meta's size wins: a stale header must not matter

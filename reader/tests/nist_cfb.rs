@@ -3,6 +3,7 @@
 //! through the crate's crypto module, whole-buffer and streamed/resumed.
 
 use mmkv_reader::crypto::{decrypt_cfb, encrypt_cfb, CfbDecryptor};
+use mmkv_reader::CryptKey;
 
 fn h(s: &str) -> Vec<u8> {
     let s: String = s.split_whitespace().collect();
@@ -22,22 +23,27 @@ const KEY256: &str = "603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a309
 const CT256: &str = "dc7e84bfda79164b7ecd8486985d3860 39ffed143b28b1c832113c6331e5407b
                      df10132415e54b92a13ed0a8267ae2f9 75a385741ab9cef82031623d55b1e471";
 
+/// The hex key as a crypt key of the mode.
+fn key_of(key: &str, aes256: bool) -> CryptKey {
+    CryptKey::new(h(key), aes256).unwrap()
+}
+
 fn iv() -> [u8; 16] {
     h(IV).try_into().unwrap()
 }
 
 fn encrypt(key: &str, aes256: bool, ct: &str) {
     let mut buf = h(PLAIN);
-    encrypt_cfb(&h(key), aes256, &iv(), &mut buf);
+    encrypt_cfb(&key_of(key, aes256), &iv(), &mut buf);
     assert_eq!(buf, h(ct));
 }
 
 fn decrypt(key: &str, aes256: bool, ct: &str) {
     let mut buf = h(ct);
-    decrypt_cfb(&h(key), aes256, &iv(), &mut buf);
+    decrypt_cfb(&key_of(key, aes256), &iv(), &mut buf);
     assert_eq!(buf, h(PLAIN));
     // streamed in odd pieces
-    let mut d = CfbDecryptor::new(&h(key), aes256, &iv());
+    let mut d = CfbDecryptor::new(&key_of(key, aes256), &iv());
     let mut buf = h(ct);
     let mut pos = 0;
     for n in [1usize, 7, 16, 5, 20, 15] {
@@ -49,7 +55,7 @@ fn decrypt(key: &str, aes256: bool, ct: &str) {
     // resumed at every offset from the preceding ciphertext
     let ct = h(ct);
     for off in 0..=ct.len() {
-        let mut d = CfbDecryptor::resume(&h(key), aes256, &iv(), off, &ct[..off]).unwrap();
+        let mut d = CfbDecryptor::resume(&key_of(key, aes256), &iv(), off, &ct[..off]).unwrap();
         let mut rest = ct[off..].to_vec();
         d.decrypt(&mut rest);
         assert_eq!(rest, h(PLAIN)[off..], "resume at {off}");
@@ -80,6 +86,6 @@ fn f_3_18_cfb128_aes256_decrypt() {
 fn wrong_mode_does_not_decrypt() {
     // The AES-128 key bytes used as an AES-256 key (zero-padded) give other plaintext.
     let mut buf = h(CT128);
-    decrypt_cfb(&h(KEY128), true, &iv(), &mut buf);
+    decrypt_cfb(&key_of(KEY128, true), &iv(), &mut buf);
     assert_ne!(buf, h(PLAIN));
 }

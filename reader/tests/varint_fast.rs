@@ -1,56 +1,73 @@
-//! The getters' Option fast path (`varint32_prefix[_len]` / `varint64_prefix` /
-//! `len_prefixed_prefix`, used by `decode::as_bool/as_i32/as_u32/as_i64/as_u64/as_bytes/as_str`)
-//! must agree with the reference decoders `read_varint32` / `read_varint64` /
-//! `read_len_prefixed` (the official `CodedInputData` semantics) on every input:
-//! same value, and `None` exactly where the reference fails.
+//! The reader's varint decoders (`Cursor::read_varint32` / `read_varint64` /
+//! `read_len_prefixed`, and the getters built on them: `decode::as_bool/as_i32/as_u32/
+//! as_i64/as_u64/as_bytes/as_str`) must agree with the test-only reference decoders in
+//! `varint_fast/naive.rs` (the official `CodedInputData` semantics written plainly) on every
+//! input: same value, same position after the read, and an error exactly where the
+//! reference fails (with the cursor left where it was).
+
+#[path = "varint_fast/naive.rs"]
+mod naive;
 
 use mmkv_reader::decode;
-use mmkv_reader::varint::{
-    len_prefixed_prefix, read_len_prefixed, read_varint32, read_varint64, varint32_prefix,
-    varint32_prefix_len, varint64_prefix,
-};
+use mmkv_reader::parse::Cursor;
+use mmkv_reader::varint::{read_len_prefixed, read_varint32, read_varint64};
 use proptest::prelude::*;
 
-/// The getters as they were defined before the fast path: non-empty payload, one
-/// reference read from its start, any error is no value.
-fn ref32(p: &[u8]) -> Option<u32> {
-    if p.is_empty() {
-        return None;
+/// A fast read from the start of `p` as (value, position), the cursor unmoved on error.
+fn fast<'a, T>(
+    p: &'a [u8],
+    read: impl FnOnce(&mut Cursor<'a>) -> Result<T, mmkv_reader::parse::ParseError>,
+) -> Option<(T, usize)> {
+    let mut c = Cursor::new(p);
+    match read(&mut c) {
+        Ok(v) => Some((v, c.position())),
+        Err(_) => {
+            assert_eq!(c.position(), 0, "a failed read moved the cursor {p:02x?}");
+            None
+        }
     }
-    read_varint32(p, &mut 0).ok()
 }
 
-fn ref64(p: &[u8]) -> Option<u64> {
-    if p.is_empty() {
-        return None;
-    }
-    read_varint64(p, &mut 0).ok()
-}
-
-fn ref_bytes(p: &[u8]) -> Option<&[u8]> {
-    if p.is_empty() {
-        return None;
-    }
+/// A reference read from the start of `p` as (value, position).
+fn reference<'a, T>(
+    p: &'a [u8],
+    read: impl FnOnce(&'a [u8], &mut usize) -> Option<T>,
+) -> Option<(T, usize)> {
     let mut pos = 0;
-    read_len_prefixed(p, &mut pos).ok().map(|r| &p[r])
+    read(p, &mut pos).map(|v| (v, pos))
 }
 
 fn check(p: &[u8]) {
+    let r32 = reference(p, naive::varint32);
+    assert_eq!(fast(p, Cursor::read_varint32), r32, "varint32 {p:02x?}");
+    let r64 = reference(p, naive::varint64);
+    assert_eq!(fast(p, Cursor::read_varint64), r64, "varint64 {p:02x?}");
+    let rb = reference(p, naive::len_prefixed);
+    assert_eq!(
+        fast(p, Cursor::read_len_prefixed),
+        rb,
+        "len-prefixed {p:02x?}"
+    );
+    // The position-based forms.
     let mut pos = 0;
-    let reference = read_varint32(p, &mut pos).ok().map(|v| (v, pos));
-    assert_eq!(varint32_prefix_len(p), reference, "varint32 len {p:02x?}");
-    let rb = ref_bytes(p);
-    assert_eq!(len_prefixed_prefix(p), rb, "len-prefixed {p:02x?}");
+    assert_eq!(read_varint32(p, &mut pos).ok().map(|v| (v, pos)), r32);
+    let mut pos = 0;
+    assert_eq!(read_varint64(p, &mut pos).ok().map(|v| (v, pos)), r64);
+    let mut pos = 0;
+    assert_eq!(
+        read_len_prefixed(p, &mut pos).ok().map(|r| (&p[r], pos)),
+        rb
+    );
+    // The getters.
+    let rb = rb.map(|(b, _)| b);
     assert_eq!(decode::as_bytes(p), rb, "as_bytes {p:02x?}");
     assert_eq!(
         decode::as_str(p),
         rb.and_then(|b| std::str::from_utf8(b).ok()),
         "as_str {p:02x?}"
     );
-    let r32 = ref32(p);
-    let r64 = ref64(p);
-    assert_eq!(varint32_prefix(p), r32, "varint32 {p:02x?}");
-    assert_eq!(varint64_prefix(p), r64, "varint64 {p:02x?}");
+    let r32 = r32.map(|(v, _)| v);
+    let r64 = r64.map(|(v, _)| v);
     assert_eq!(decode::as_u32(p), r32, "as_u32 {p:02x?}");
     assert_eq!(decode::as_i32(p), r32.map(|v| v as i32), "as_i32 {p:02x?}");
     assert_eq!(decode::as_bool(p), r32.map(|v| v != 0), "as_bool {p:02x?}");
@@ -73,12 +90,12 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(20_000))]
 
     #[test]
-    fn fast_path_equals_reference_on_arbitrary_bytes(p in prop::collection::vec(byte(), 0..16)) {
+    fn decoders_equal_reference_on_arbitrary_bytes(p in prop::collection::vec(byte(), 0..16)) {
         check(&p);
     }
 
     #[test]
-    fn fast_path_equals_reference_on_encoded_values(v in any::<u64>(), tail in prop::collection::vec(any::<u8>(), 0..4)) {
+    fn decoders_equal_reference_on_encoded_values(v in any::<u64>(), tail in prop::collection::vec(any::<u8>(), 0..4)) {
         let mut p = Vec::new();
         mmkv_reader::varint::write_varint(&mut p, v);
         let n = p.len();
@@ -116,7 +133,7 @@ proptest! {
 /// Exhaustive over a byte alphabet that covers every branch, for lengths 0..=5, then every
 /// prefix length up to 12 of runs of continuation bytes ended by each alphabet byte.
 #[test]
-fn fast_path_equals_reference_exhaustive_small() {
+fn decoders_equal_reference_exhaustive_small() {
     const A: [u8; 9] = [0x00, 0x01, 0x0f, 0x10, 0x7f, 0x80, 0x8f, 0x90, 0xff];
     let mut buf = Vec::new();
     fn rec(buf: &mut Vec<u8>, depth: usize) {
@@ -142,16 +159,14 @@ fn fast_path_equals_reference_exhaustive_small() {
         }
     }
     // The known official edge cases, as values.
+    let v32 = |p: &[u8]| Cursor::new(p).read_varint32().ok();
+    assert_eq!(v32(&[0xff, 0xff, 0xff, 0xff, 0x7f]), Some(0xffff_ffff));
+    assert_eq!(v32(&[0x80, 0x80, 0x80, 0x80, 0x10]), Some(0));
+    assert_eq!(v32(&[0xff; 10]), None);
     assert_eq!(
-        varint32_prefix(&[0xff, 0xff, 0xff, 0xff, 0x7f]),
-        Some(0xffff_ffff)
-    );
-    assert_eq!(varint32_prefix(&[0x80, 0x80, 0x80, 0x80, 0x10]), Some(0));
-    assert_eq!(varint32_prefix(&[0xff; 10]), None);
-    assert_eq!(
-        varint32_prefix(&[0xfb, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]),
+        v32(&[0xfb, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]),
         Some((-5i32) as u32)
     );
-    assert_eq!(varint64_prefix(&[0xff; 9]), None);
-    assert_eq!(varint64_prefix(&[]), None);
+    assert_eq!(Cursor::new(&[0xff; 9]).read_varint64().ok(), None);
+    assert_eq!(Cursor::new(&[]).read_varint64().ok(), None);
 }

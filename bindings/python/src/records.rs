@@ -7,7 +7,7 @@ use std::path::Path;
 use mmkv_inspect::analysis::{Analysis, CryptOpts, RecordInfo};
 use mmkv_inspect::infer::{decode_as, guesses, Decoding, Guess, Val, ValueType};
 use mmkv_reader::records::{records, split_expire};
-use mmkv_reader::varint::{len_prefixed_prefix, varint32_prefix_len, varint64_prefix};
+use mmkv_reader::parse::Cursor;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
@@ -129,17 +129,13 @@ pub enum Quick<'a> {
 /// The payload is a non-empty string vector (`as_bytes_vec` without building the list or an
 /// error): after the leading total length, length-delimited items to the end.
 fn is_bytes_vec(payload: &[u8]) -> bool {
-    let Some((_, mut pos)) = varint32_prefix_len(payload) else {
-        return false;
-    };
-    if pos >= payload.len() {
+    let mut c = Cursor::new(payload);
+    if c.read_varint32().is_err() || c.is_empty() {
         return false;
     }
-    while let Some(rest) = payload.get(pos..).filter(|r| !r.is_empty()) {
-        match len_prefixed_prefix(rest) {
-            // Past the run: its offset in `rest` (after the length varint) plus its length.
-            Some(run) => pos += run.as_ptr() as usize - rest.as_ptr() as usize + run.len(),
-            None => return false,
+    while !c.is_empty() {
+        if c.read_len_prefixed().is_err() {
+            return false;
         }
     }
     true
@@ -170,10 +166,14 @@ fn is_one_varint(payload: &[u8]) -> bool {
 /// checks that both agree on every record of the corpus.
 pub fn most_likely_fast(payload: &[u8]) -> Option<Quick<'_>> {
     if is_one_varint(payload) {
-        return varint64_prefix(payload).map(|v| Quick::Int(v as i64));
+        return Cursor::new(payload)
+            .read_varint64()
+            .ok()
+            .map(|v| Quick::Int(v as i64));
     }
-    let (len, n) = varint32_prefix_len(payload)?;
-    let body = &payload[n..];
+    let mut c = Cursor::new(payload);
+    let len = c.read_varint32().ok()?;
+    let body = c.rest();
     if body.is_empty() || body.len() != len as usize || is_bytes_vec(payload) {
         return None;
     }

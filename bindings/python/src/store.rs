@@ -426,7 +426,7 @@ impl Store {
 
 /// `recover=True` on a reset store: its surviving records, when they walk cleanly.
 fn recover_reset(path: &std::path::Path, crypt: &CryptOpts, now: u32) -> PyResult<Option<Backend>> {
-    let raw = mmkv_reader::raw::read_raw(path, None, false)
+    let raw = mmkv_reader::raw::read_raw(path, None)
         .map_err(|e| reader_err(&path.display().to_string(), &e, false))?;
     let Some(recs) = reset_walk(&raw.file) else {
         return Ok(None);

@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use mmkv_corpus::{corpus_root, corpus_tags, meta_file_name, Manifest, StoreManifest};
 use mmkv_reader::crypto::{decrypt_cfb, encrypt_cfb};
 use mmkv_reader::meta::MetaInfo;
-use mmkv_reader::raw::store_iv;
 use mmkv_reader::records::{holder_len, records};
 use mmkv_reader_fuzz::harness::{
     base_pair, base_records, encode_reload_input, push_record, region_of, store_region, synth_pair,
@@ -97,21 +96,22 @@ fn main() {
             };
             // Golden regions are up to ~60 KB; seeds are cut into valid regions of at most
             // a few KB (records grouped in order) so the fuzzers stay fast.
-            let iv = mode.key().map(|(k, a)| store_iv(&meta, k, a));
+            let key = mode.key();
+            let iv = key.as_ref().map(|k| k.iv_for(&meta));
             let mut plain = region.to_vec();
-            if let (Some((k, aes256)), Some(iv)) = (mode.key(), iv) {
-                decrypt_cfb(k, aes256, &iv, &mut plain);
+            if let (Some(k), Some(iv)) = (&key, iv) {
+                decrypt_cfb(k, &iv, &mut plain);
             }
             for chunk in chunks(&plain) {
                 let mut stored = chunk.clone();
-                if let (Some((k, aes256)), Some(iv)) = (mode.key(), iv) {
-                    encrypt_cfb(k, aes256, &iv, &mut stored);
+                if let (Some(k), Some(iv)) = (&key, iv) {
+                    encrypt_cfb(k, &iv, &mut stored);
                 }
-                match (mode.key(), iv) {
-                    (Some((_, aes256)), Some(iv)) => {
+                match (&key, iv) {
+                    (Some(k), Some(iv)) => {
                         let mut v = iv.to_vec();
                         v.extend_from_slice(&stored);
-                        let t = if aes256 {
+                        let t = if k.is_aes256() {
                             "decrypt_aes256"
                         } else {
                             "decrypt_aes128"

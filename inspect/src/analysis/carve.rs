@@ -33,9 +33,8 @@ impl Analysis {
             return Carved::default();
         };
         let mut stream = after.to_vec();
-        if let Some(key) = &self.crypt.key {
-            let iv = mmkv_reader::raw::store_iv(&self.raw.meta, key, self.crypt.aes256);
-            mmkv_reader::crypto::decrypt_cfb(key, self.crypt.aes256, &iv, &mut stream);
+        if let Some(key) = self.crypt.raw_options().key {
+            key.decrypt(&key.iv_for(&self.raw.meta), &mut stream);
         }
         let region_end = self.raw.region().len().min(stream.len());
         let key_expire = self.raw.meta.key_expire();

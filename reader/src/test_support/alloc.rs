@@ -1,6 +1,6 @@
-//! One counting global allocator for every test and bench of the workspace.
+//! One counting global allocator for every test and bench of the workspace (its
+//! `GlobalAlloc` impl, the unsafe part, is in `crate::sys`).
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -12,7 +12,7 @@ thread_local! {
     static THREAD_LARGEST: Cell<usize> = const { Cell::new(0) };
 }
 
-/// A global allocator that forwards to [`System`] and counts: live heap bytes and their peak
+/// A global allocator that forwards to [`std::alloc::System`] and counts: live heap bytes and their peak
 /// (process-wide), and per thread the number of allocations and the largest one.
 ///
 /// Install it with `#[global_allocator] static A: CountingAlloc = CountingAlloc::new();`. It
@@ -47,7 +47,8 @@ impl CountingAlloc {
         self.peak.store(self.current(), Ordering::Relaxed);
     }
 
-    fn allocated(&self, n: usize) {
+    /// Counts an allocation of `n` bytes (called by the `GlobalAlloc` impl in `crate::sys`).
+    pub(crate) fn allocated(&self, n: usize) {
         let now = self.current.fetch_add(n, Ordering::Relaxed) + n;
         self.peak.fetch_max(now, Ordering::Relaxed);
         // `try_with`: a thread being torn down still allocates; it is simply not counted.
@@ -55,7 +56,8 @@ impl CountingAlloc {
         let _ = THREAD_LARGEST.try_with(|m| m.set(m.get().max(n)));
     }
 
-    fn freed(&self, n: usize) {
+    /// Counts `n` bytes freed.
+    pub(crate) fn freed(&self, n: usize) {
         self.current.fetch_sub(n, Ordering::Relaxed);
     }
 }
@@ -79,72 +81,4 @@ pub fn thread_largest() -> usize {
 /// Starts a new [`thread_largest`] measurement.
 pub fn reset_thread_largest() {
     THREAD_LARGEST.with(|m| m.set(0));
-}
-
-// SAFETY: every call forwards to `System` with the caller's arguments unchanged; the counters
-// are only bookkeeping and never allocate (const-initialised thread-locals of `Cell<usize>`).
-unsafe impl GlobalAlloc for CountingAlloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded contract.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            self.allocated(layout.size());
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded contract.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            self.allocated(layout.size());
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded contract.
-        unsafe { System.dealloc(ptr, layout) };
-        self.freed(layout.size());
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: forwarded contract.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            self.freed(layout.size());
-            self.allocated(new_size);
-        }
-        p
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn counts_heap_peak_and_this_thread() {
-        let a = CountingAlloc::new();
-        let l = Layout::from_size_align(1000, 8).expect("layout");
-        let before = thread_allocations();
-        reset_thread_largest();
-        // SAFETY: matching alloc/realloc/dealloc of one block with its layouts.
-        unsafe {
-            let p = a.alloc(l);
-            assert!(!p.is_null());
-            assert_eq!(a.current(), 1000);
-            let p = a.realloc(p, l, 3000);
-            assert!(!p.is_null());
-            assert_eq!(a.current(), 3000);
-            assert_eq!(a.peak(), 3000);
-            a.dealloc(p, Layout::from_size_align(3000, 8).expect("layout"));
-        }
-        assert_eq!(a.current(), 0);
-        assert_eq!(a.peak(), 3000);
-        assert_eq!(thread_allocations() - before, 2);
-        assert_eq!(thread_largest(), 3000);
-        a.reset_peak();
-        assert_eq!(a.peak(), 0);
-    }
 }

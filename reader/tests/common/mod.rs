@@ -119,11 +119,12 @@ pub fn append_stored(path: &Path, stored: &[u8]) -> u32 {
 /// Appends plaintext record bytes to an encrypted store: encrypts them as the continuation of
 /// the region's CFB stream.
 pub fn append_encrypted(path: &Path, key: &[u8], aes256: bool, plain: &[u8]) -> u32 {
-    let raw = mmkv_reader::raw::read_raw(path, Some(key), aes256).unwrap();
-    let iv = mmkv_reader::raw::store_iv(&raw.meta, key, aes256);
+    let crypt = mmkv_reader::CryptKey::new(key, aes256).unwrap();
+    let raw = mmkv_reader::raw::read_raw(path, Some(crypt.clone())).unwrap();
+    let iv = crypt.iv_for(&raw.meta);
     let mut whole = raw.region().to_vec();
     whole.extend_from_slice(plain);
-    mmkv_reader::crypto::encrypt_cfb(key, aes256, &iv, &mut whole);
+    mmkv_reader::crypto::encrypt_cfb(&crypt, &iv, &mut whole);
     let stored_prefix = &raw.file[4..4 + raw.actual_size];
     assert_eq!(
         &whole[..raw.actual_size],
