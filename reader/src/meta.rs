@@ -120,9 +120,8 @@ impl MetaInfo {
             version: c.read_u32()?,
             ..MetaInfo::default()
         };
-        if c.rest().len() >= OFF_IV - OFF_SEQUENCE {
-            m.sequence = c.read_u32()?;
-        }
+        // Every version's needed length reaches the IV offset: the sequence is always there.
+        m.sequence = c.read_u32()?;
         if ev >= VERSION_RANDOM_IV {
             m.iv = c.read_array()?;
         }
