@@ -161,7 +161,10 @@ const UNSETTLED_RETRIES: u32 = 3;
 
 /// Runs `load` on meta bytes from `read_meta` consistently with writers: under the shared
 /// lock when it can be had within `timeout`, otherwise optimistically (see [`ReadSync`]).
-/// `settled` says whether a successful result needs no retry (e.g. the primary region).
+/// `settled` says whether a successful result needs no retry (e.g. the primary region). An
+/// optimistic load that fails while the meta keeps changing is [`Error::Busy`]; one that fails
+/// over a still meta is judged once more under the lock if the writer lets go within another
+/// `timeout` (a writer preempted between its data and meta writes), else it is the result.
 pub(crate) fn consistent<T>(
     meta_file: &File,
     meta_path: &Path,
@@ -196,8 +199,18 @@ pub(crate) fn consistent<T>(
             // located with, so a meta that kept changing cannot yield a torn region; a failure
             // while the meta changed during these attempts is the writer's activity, not the
             // file's fault (the next read tries again and judges a still file).
-            if changed && result.is_err() {
-                return Err(Error::Busy { attempts: attempt });
+            if result.is_err() {
+                if changed {
+                    return Err(Error::Busy { attempts: attempt });
+                }
+                // The meta stood still while the load failed: a writer that holds its lock
+                // between its data and meta writes (preempted there) looks the same as a damaged
+                // file. Wait for the lock once more; when the writer lets go, judge the file
+                // under it.
+                if let Some(_lock) = SharedLock::try_acquire(meta_file, meta_path, timeout)? {
+                    let meta = read_meta()?;
+                    return load(&meta).map(|t| (t, ReadSync::Locked));
+                }
             }
             return result.map(|t| (t, ReadSync::Unlocked));
         }

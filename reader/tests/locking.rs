@@ -183,3 +183,44 @@ fn a_store_in_flux_is_busy_not_failed() {
     assert_eq!(st.last_reload_error(), Some(e));
     assert_eq!(entries(&st), want, "the previous snapshot keeps serving");
 }
+
+/// A writer preempted under its lock between its meta write and its data write leaves a still
+/// meta over data that does not match it: the optimistic load fails the same way each time.
+/// When the writer lets go within another lock timeout, the reload is judged under the lock —
+/// the writer's finished append, not a failure (what a live multi-process writer showed once in
+/// an all-50 report).
+#[test]
+fn a_torn_append_under_the_lock_is_judged_again_when_the_writer_lets_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p, region) = numbered_store(dir.path(), 10);
+    let timeout = Duration::from_millis(800);
+    let st = Store::open(&p, Options::new().lock_timeout(timeout)).unwrap();
+    let rec = late_record();
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        let (p, region, rec) = (&p, &region, &rec);
+        s.spawn(move || {
+            let lock = writer_lock(&crc_path(p));
+            // The meta of the append first (its last-confirmed pair matching nothing, so the
+            // torn state is no fallback either), the data later, then the lock goes.
+            publish_meta_only(p, region, rec);
+            write_in_place(&crc_path(p), 32, &[0xff; 8]);
+            ready_tx.send(()).unwrap();
+            std::thread::sleep(timeout + timeout / 2);
+            std::fs::write(p, data_bytes(&[&region[..], &rec[..]].concat())).unwrap();
+            drop(lock);
+        });
+        ready_rx.recv().unwrap();
+        let started = Instant::now();
+        assert_eq!(st.refresh(), Ok(true), "{:?}", st.stats());
+        assert!(
+            started.elapsed() >= timeout,
+            "the writer's lock was waited for"
+        );
+    });
+    assert_eq!(st.get_string("late").as_deref(), Some("value"));
+    assert_eq!(st.len(), 11);
+    let stats = st.stats();
+    assert_eq!((stats.failed, stats.busy), (0, 0), "{stats:?}");
+    assert_eq!(st.last_reload_error(), None);
+}
