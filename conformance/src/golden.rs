@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use mmkv_corpus::encoding::{bad, dec, hex32, hex64, items};
+use mmkv_corpus::encoding::{boolean, bytes, dec, hex32, hex64, items, text};
 pub use mmkv_corpus::{corpus_root, corpus_tags, Entry, Manifest, StoreManifest};
 
 use crate::error::Result;
@@ -31,35 +31,25 @@ impl TypedEntry for Entry {
     fn typed_value(&self) -> std::result::Result<Value, String> {
         let v = &self.value;
         Ok(match self.value_type()? {
-            ValueType::Bool => Value::Bool(v.as_bool().ok_or_else(|| bad("bool", v))?),
+            ValueType::Bool => Value::Bool(boolean(v, "bool")?),
             ValueType::I32 => Value::I32(dec(v, "i32")?),
             ValueType::U32 => Value::U32(dec(v, "u32")?),
             ValueType::I64 => Value::I64(dec(v, "i64")?),
             ValueType::U64 => Value::U64(dec(v, "u64")?),
             ValueType::F32 => Value::F32(hex32(v)?),
             ValueType::F64 => Value::F64(hex64(v)?),
-            ValueType::String => {
-                Value::String(v.as_str().ok_or_else(|| bad("string", v))?.to_string())
+            ValueType::String => Value::String(text(v, "string")?.to_string()),
+            ValueType::Bytes => Value::Bytes(bytes(v)?),
+            ValueType::Strings => {
+                Value::Strings(items(v, |x| text(x, "strings").map(str::to_string))?)
             }
-            ValueType::Bytes => Value::Bytes(
-                v.as_str()
-                    .and_then(hex_bytes::decode)
-                    .ok_or_else(|| bad("bytes", v))?,
-            ),
-            ValueType::Strings => Value::Strings(items(v, |x| {
-                x.as_str()
-                    .map(str::to_string)
-                    .ok_or_else(|| bad("strings", x))
-            })?),
             ValueType::VecI32 => Value::VecI32(items(v, |x| dec(x, "vec_i32"))?),
             ValueType::VecU32 => Value::VecU32(items(v, |x| dec(x, "vec_u32"))?),
             ValueType::VecI64 => Value::VecI64(items(v, |x| dec(x, "vec_i64"))?),
             ValueType::VecU64 => Value::VecU64(items(v, |x| dec(x, "vec_u64"))?),
             ValueType::VecF32 => Value::VecF32(items(v, hex32)?),
             ValueType::VecF64 => Value::VecF64(items(v, hex64)?),
-            ValueType::VecBool => {
-                Value::VecBool(items(v, |x| x.as_bool().ok_or_else(|| bad("vec_bool", x)))?)
-            }
+            ValueType::VecBool => Value::VecBool(items(v, |x| boolean(x, "vec_bool"))?),
         })
     }
 

@@ -7,8 +7,8 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::*;
-use mmkv_corpus::encoding::{f32_text, f64_text, items, text};
-use mmkv_reader::decode;
+use mmkv_corpus::encoding::{boolean, f32_text, f64_text, items, text};
+use mmkv_reader::decode::{self, ValueType};
 use serde_json::Value;
 
 /// The manifest's string items (`strings`, and the integer and float vectors' decimal and
@@ -19,42 +19,57 @@ fn strs(v: &Value) -> Vec<String> {
 
 /// Checks that `payload` holds the manifest's typed value.
 fn check_value(ctx: &str, ty: &str, value: &Value, payload: &[u8]) {
-    let ok = match ty {
-        "bool" => decode::as_bool(payload) == value.as_bool(),
-        "i32" => decode::as_i32(payload).map(|v| v.to_string()).as_deref() == value.as_str(),
-        "u32" => decode::as_u32(payload).map(|v| v.to_string()).as_deref() == value.as_str(),
-        "i64" => decode::as_i64(payload).map(|v| v.to_string()).as_deref() == value.as_str(),
-        "u64" => decode::as_u64(payload).map(|v| v.to_string()).as_deref() == value.as_str(),
-        "f32" => decode::as_f32(payload).map(f32_text).as_deref() == value.as_str(),
-        "f64" => decode::as_f64(payload).map(f64_text).as_deref() == value.as_str(),
-        "string" => decode::as_str(payload) == value.as_str(),
-        "bytes" => decode::as_bytes(payload).map(hex).as_deref() == value.as_str(),
-        "strings" => decode::as_string_vec(payload) == Some(strs(value)),
-        "vec_i32" => {
+    let parsed: ValueType = ty
+        .parse()
+        .unwrap_or_else(|e| panic!("{ctx}: manifest type: {e}"));
+    // No wildcard arm: a type added to the reader's value table fails to compile here until
+    // this check handles it.
+    let ok = match parsed {
+        ValueType::Bool => decode::as_bool(payload) == value.as_bool(),
+        ValueType::I32 => {
+            decode::as_i32(payload).map(|v| v.to_string()).as_deref() == value.as_str()
+        }
+        ValueType::U32 => {
+            decode::as_u32(payload).map(|v| v.to_string()).as_deref() == value.as_str()
+        }
+        ValueType::I64 => {
+            decode::as_i64(payload).map(|v| v.to_string()).as_deref() == value.as_str()
+        }
+        ValueType::U64 => {
+            decode::as_u64(payload).map(|v| v.to_string()).as_deref() == value.as_str()
+        }
+        ValueType::F32 => decode::as_f32(payload).map(f32_text).as_deref() == value.as_str(),
+        ValueType::F64 => decode::as_f64(payload).map(f64_text).as_deref() == value.as_str(),
+        ValueType::String => decode::as_str(payload) == value.as_str(),
+        ValueType::Bytes => decode::as_bytes(payload).map(hex).as_deref() == value.as_str(),
+        ValueType::Strings => decode::as_string_vec(payload) == Some(strs(value)),
+        ValueType::VecI32 => {
             decode::as_vec_i32(payload).map(|v| v.iter().map(|x| x.to_string()).collect())
                 == Some(strs(value))
         }
-        "vec_u32" => {
+        ValueType::VecU32 => {
             decode::as_vec_u32(payload).map(|v| v.iter().map(|x| x.to_string()).collect())
                 == Some(strs(value))
         }
-        "vec_i64" => {
+        ValueType::VecI64 => {
             decode::as_vec_i64(payload).map(|v| v.iter().map(|x| x.to_string()).collect())
                 == Some(strs(value))
         }
-        "vec_u64" => {
+        ValueType::VecU64 => {
             decode::as_vec_u64(payload).map(|v| v.iter().map(|x| x.to_string()).collect())
                 == Some(strs(value))
         }
-        "vec_f32" => {
+        ValueType::VecF32 => {
             decode::as_vec_f32(payload).map(|v| v.into_iter().map(f32_text).collect())
                 == Some(strs(value))
         }
-        "vec_f64" => {
+        ValueType::VecF64 => {
             decode::as_vec_f64(payload).map(|v| v.into_iter().map(f64_text).collect())
                 == Some(strs(value))
         }
-        other => panic!("{ctx}: unknown manifest type {other}"),
+        ValueType::VecBool => {
+            decode::as_vec_bool(payload) == Some(items(value, |x| boolean(x, "vec_bool")).unwrap())
+        }
     };
     assert!(ok, "{ctx}: payload {} is not {ty} {value}", hex(payload));
 }

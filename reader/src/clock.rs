@@ -2,8 +2,17 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// A source of "now" in epoch seconds (what the official `getCurrentTimeInSecond` returns).
-/// A key whose expire time is non-zero and `<= now_secs()` is absent.
+/// The expiration rule, in one place: a key whose expire time is non-zero and `<= now` (epoch
+/// seconds) is absent; 0 means it never expires. `now` is asked only for a non-zero expire
+/// time (a clock read per read of a never-expiring key would cost a system call, and a clock
+/// may itself read the store).
+#[inline]
+pub fn expired(expire_at: u32, now: impl FnOnce() -> u32) -> bool {
+    expire_at != 0 && expire_at <= now()
+}
+
+/// A source of "now" in epoch seconds (what the official `getCurrentTimeInSecond` returns),
+/// compared with a key's expire time by [`expired`].
 pub trait Clock: Send + Sync {
     /// Current time in seconds since the Unix epoch.
     fn now_secs(&self) -> u32;

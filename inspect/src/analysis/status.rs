@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use mmkv_reader::clock::expired;
 use mmkv_reader::records::split_expire;
 use serde::Serialize;
 
@@ -88,7 +89,7 @@ pub(super) fn assign_statuses(recs: &mut [RecordInfo], now: u32) {
                 Some(true) => Status::Superseded,
                 Some(false) => Status::Removed,
                 None => match r.expire_at {
-                    Some(t) if t <= now => Status::Expired,
+                    Some(t) if expired(t, || now) => Status::Expired,
                     _ => Status::Live,
                 },
             }
