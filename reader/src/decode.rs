@@ -82,6 +82,16 @@ enum Class {
     TypedVector,
 }
 
+/// The last of one or two getter names (a row's store getter: its owned one when it has one).
+macro_rules! last_name {
+    ($get:ident) => {
+        stringify!($get)
+    };
+    ($get:ident, $owned:ident) => {
+        stringify!($owned)
+    };
+}
+
 macro_rules! define_values {
     ($($v:ident, $name:literal, $official:literal, $class:ident,
         $dec:ident : $t:ty => $get:ident $(| $own:ident : $o:ty => $oget:ident)?;)*) => {
@@ -108,6 +118,15 @@ macro_rules! define_values {
             pub fn name(self) -> &'static str {
                 match self {
                     $(ValueType::$v => $name,)*
+                }
+            }
+
+            /// The name of the [`Store`](crate::Store) getter of this type (`get_i32`,
+            /// `get_string`, `get_string_vec` ...): the owned-value getter, which bindings
+            /// expose under the same name.
+            pub fn store_getter(self) -> &'static str {
+                match self {
+                    $(ValueType::$v => last_name!($get $(, $oget)?),)*
                 }
             }
 
@@ -357,6 +376,12 @@ mod tests {
         assert_eq!(seen.len(), 17);
         assert_eq!("vec_f64".parse::<ValueType>(), Ok(ValueType::VecF64));
         assert_eq!("strings".parse::<ValueType>(), Ok(ValueType::Strings));
+        // the store getter's name: the owned getter where the row has one
+        assert_eq!(ValueType::I32.store_getter(), "get_i32");
+        assert_eq!(ValueType::String.store_getter(), "get_string");
+        assert_eq!(ValueType::Bytes.store_getter(), "get_bytes");
+        assert_eq!(ValueType::Strings.store_getter(), "get_string_vec");
+        assert_eq!(ValueType::VecBool.store_getter(), "get_vec_bool");
         let err = "i8".parse::<ValueType>().unwrap_err();
         assert_eq!(err, UnknownValueType("i8".to_string()));
         assert!(err.to_string().contains("vec_u64"));

@@ -13,7 +13,10 @@ mod errors;
 mod records;
 mod store;
 
+use mmkv_inspect::infer::Decoding;
+use mmkv_reader::decode::ValueType;
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 
 /// The extension module.
 #[pymodule]
@@ -27,5 +30,14 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compat::carve_slack, m)?)?;
     m.add_function(wrap_pyfunction!(compat::decode_value, m)?)?;
     m.add_function(wrap_pyfunction!(compat::_most_likely_slow, m)?)?;
+    // From the reader's value-type table: (type name, Store getter name) per getter type, and
+    // every name `type_hints` accepts (those, then `raw`).
+    let value_types: Vec<(&str, &str)> = ValueType::ALL
+        .iter()
+        .map(|t| (t.name(), t.store_getter()))
+        .collect();
+    m.add("VALUE_TYPES", PyTuple::new(m.py(), value_types)?)?;
+    let types: Vec<&str> = Decoding::ALL.iter().map(|d| d.name()).collect();
+    m.add("TYPES", PyTuple::new(m.py(), types)?)?;
     Ok(())
 }

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use mmkv_inspect::analysis::{Analysis, CryptOpts, RecordInfo};
 use mmkv_inspect::infer::{decode_as, guesses, Decoding, Guess, Val, ValueType};
-use mmkv_reader::records::{records, split_expire};
 use mmkv_reader::parse::Cursor;
+use mmkv_reader::records::{records, split_expire};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};

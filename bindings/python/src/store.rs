@@ -5,14 +5,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use mmkv_inspect::analysis::CryptOpts;
+use mmkv_inspect::infer::Val;
 use mmkv_inspect::util::now_secs;
-use mmkv_reader::decode;
+use mmkv_reader::decode::{self, UnknownValueType, ValueType};
 use mmkv_reader::meta::MetaInfo;
 use mmkv_reader::{Error as ReaderError, FixedClock, Options};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
-use crate::convert::{key_str, KeyArg};
+use crate::convert::{key_str, val_to_py, KeyArg};
 use crate::errors::reader_err;
 use crate::records::{
     analyse, collapse, decode_payload, parse_hints, reset_encrypted_err, reset_walk, to_record,
@@ -121,6 +122,20 @@ impl Store {
             Backend::Live(s) => f(s.view().raw_value(key)?),
             Backend::Recovered { entries, .. } => f(&entries.get(key)?.0),
         }
+    }
+
+    /// The value of `key` read by the getter of type `ty`, as a Python object: every named
+    /// getter goes through this one dispatch ([`decode::decode`]) and one conversion.
+    fn typed<'py>(
+        &self,
+        py: Python<'py>,
+        key: &[u8],
+        ty: ValueType,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.with_payload(key, |p| {
+            decode::decode(ty, p).map(|v| val_to_py(py, &Val::from(v)))
+        })
+        .transpose()
     }
 
     /// Live `(key, payload)` pairs sorted by key bytes.
@@ -338,89 +353,137 @@ impl Store {
         a.carve().iter().map(|r| to_record(py, r)).collect()
     }
 
+    /// The value of `key` as the official getter of `type` reads it (`type` is one of
+    /// `VALUE_TYPES`' names: `"i32"`, `"string"`, `"vec_f64"`...); the named getters are this
+    /// with the type fixed. Raises ValueError for an unknown type name.
+    #[pyo3(name = "get", signature = (key, r#type))]
+    fn get_typed<'py>(
+        &self,
+        py: Python<'py>,
+        key: KeyArg,
+        r#type: &str,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let ty: ValueType = r#type.parse().map_err(|e: UnknownValueType| {
+            pyo3::exceptions::PyValueError::new_err(e.to_string())
+        })?;
+        self.typed(py, &key.0, ty)
+    }
+
     /// `getBool`.
-    fn get_bool(&self, key: KeyArg) -> Option<bool> {
-        self.with_payload(&key.0, decode::as_bool)
+    fn get_bool<'py>(&self, py: Python<'py>, key: KeyArg) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.typed(py, &key.0, ValueType::Bool)
     }
 
     /// `getInt32` (a value written as a wider integer keeps its low 32 bits, as in C++).
-    fn get_i32(&self, key: KeyArg) -> Option<i32> {
-        self.with_payload(&key.0, decode::as_i32)
+    fn get_i32<'py>(&self, py: Python<'py>, key: KeyArg) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.typed(py, &key.0, ValueType::I32)
     }
 
     /// `getUInt32`.
-    fn get_u32(&self, key: KeyArg) -> Option<u32> {
-        self.with_payload(&key.0, decode::as_u32)
+    fn get_u32<'py>(&self, py: Python<'py>, key: KeyArg) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.typed(py, &key.0, ValueType::U32)
     }
 
     /// `getInt64`.
-    fn get_i64(&self, key: KeyArg) -> Option<i64> {
-        self.with_payload(&key.0, decode::as_i64)
+    fn get_i64<'py>(&self, py: Python<'py>, key: KeyArg) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.typed(py, &key.0, ValueType::I64)
     }
 
     /// `getUInt64`.
-    fn get_u64(&self, key: KeyArg) -> Option<u64> {
-        self.with_payload(&key.0, decode::as_u64)
+    fn get_u64<'py>(&self, py: Python<'py>, key: KeyArg) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.typed(py, &key.0, ValueType::U64)
     }
 
     /// `getFloat` (as a Python float).
-    fn get_f32(&self, key: KeyArg) -> Option<f32> {
-        self.with_payload(&key.0, decode::as_f32)
+    fn get_f32<'py>(&self, py: Python<'py>, key: KeyArg) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.typed(py, &key.0, ValueType::F32)
     }
 
     /// `getDouble`.
-    fn get_f64(&self, key: KeyArg) -> Option<f64> {
-        self.with_payload(&key.0, decode::as_f64)
+    fn get_f64<'py>(&self, py: Python<'py>, key: KeyArg) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.typed(py, &key.0, ValueType::F64)
     }
 
     /// `getString`; None also when the bytes are not UTF-8 (read those with `get_bytes`).
-    fn get_string<'py>(&self, py: Python<'py>, key: KeyArg) -> Option<Bound<'py, PyString>> {
-        self.with_payload(&key.0, |p| decode::as_str(p).map(|s| PyString::new(py, s)))
+    fn get_string<'py>(&self, py: Python<'py>, key: KeyArg) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.typed(py, &key.0, ValueType::String)
     }
 
     /// `getBytes`.
-    fn get_bytes<'py>(&self, py: Python<'py>, key: KeyArg) -> Option<Bound<'py, PyBytes>> {
-        self.with_payload(&key.0, |p| decode::as_bytes(p).map(|b| PyBytes::new(py, b)))
+    fn get_bytes<'py>(&self, py: Python<'py>, key: KeyArg) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.typed(py, &key.0, ValueType::Bytes)
     }
 
     /// `getVector` of strings (an empty list for a value that is no string vector, as in C++).
-    fn get_string_vec(&self, key: KeyArg) -> Option<Vec<String>> {
-        self.with_payload(&key.0, decode::as_string_vec)
+    fn get_string_vec<'py>(
+        &self,
+        py: Python<'py>,
+        key: KeyArg,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.typed(py, &key.0, ValueType::Strings)
     }
 
     /// v2.x `getVector<bool>`.
-    fn get_vec_bool(&self, key: KeyArg) -> Option<Vec<bool>> {
-        self.with_payload(&key.0, decode::as_vec_bool)
+    fn get_vec_bool<'py>(
+        &self,
+        py: Python<'py>,
+        key: KeyArg,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.typed(py, &key.0, ValueType::VecBool)
     }
 
     /// v2.x `getVector<int32_t>`.
-    fn get_vec_i32(&self, key: KeyArg) -> Option<Vec<i32>> {
-        self.with_payload(&key.0, decode::as_vec_i32)
+    fn get_vec_i32<'py>(
+        &self,
+        py: Python<'py>,
+        key: KeyArg,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.typed(py, &key.0, ValueType::VecI32)
     }
 
     /// v2.x `getVector<uint32_t>`.
-    fn get_vec_u32(&self, key: KeyArg) -> Option<Vec<u32>> {
-        self.with_payload(&key.0, decode::as_vec_u32)
+    fn get_vec_u32<'py>(
+        &self,
+        py: Python<'py>,
+        key: KeyArg,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.typed(py, &key.0, ValueType::VecU32)
     }
 
     /// v2.x `getVector<int64_t>`.
-    fn get_vec_i64(&self, key: KeyArg) -> Option<Vec<i64>> {
-        self.with_payload(&key.0, decode::as_vec_i64)
+    fn get_vec_i64<'py>(
+        &self,
+        py: Python<'py>,
+        key: KeyArg,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.typed(py, &key.0, ValueType::VecI64)
     }
 
     /// v2.x `getVector<uint64_t>`.
-    fn get_vec_u64(&self, key: KeyArg) -> Option<Vec<u64>> {
-        self.with_payload(&key.0, decode::as_vec_u64)
+    fn get_vec_u64<'py>(
+        &self,
+        py: Python<'py>,
+        key: KeyArg,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.typed(py, &key.0, ValueType::VecU64)
     }
 
     /// v2.x `getVector<float>`.
-    fn get_vec_f32(&self, key: KeyArg) -> Option<Vec<f32>> {
-        self.with_payload(&key.0, decode::as_vec_f32)
+    fn get_vec_f32<'py>(
+        &self,
+        py: Python<'py>,
+        key: KeyArg,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.typed(py, &key.0, ValueType::VecF32)
     }
 
     /// v2.x `getVector<double>`.
-    fn get_vec_f64(&self, key: KeyArg) -> Option<Vec<f64>> {
-        self.with_payload(&key.0, decode::as_vec_f64)
+    fn get_vec_f64<'py>(
+        &self,
+        py: Python<'py>,
+        key: KeyArg,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.typed(py, &key.0, ValueType::VecF64)
     }
 }
 

@@ -19,6 +19,7 @@ not UTF-8 (``key.encode("utf-8", "surrogateescape")`` gives the exact bytes). Ar
 ``str`` or ``bytes``.
 """
 
+from . import _native
 from ._native import (
     CorruptStoreError,
     EncryptedStoreError,
@@ -42,10 +43,11 @@ __all__ = [
     "EncryptedStoreError",
     "WrongKeyError",
     "TYPES",
+    "VALUE_TYPES",
 ]
 
-#: Type names accepted by ``type_hints`` and ``Record.decoded`` (the corpus manifest names, plus ``raw``).
-TYPES = (
-    "bool", "i32", "u32", "i64", "u64", "f32", "f64", "string", "bytes", "strings",
-    "vec_i32", "vec_u32", "vec_i64", "vec_u64", "vec_f32", "vec_f64", "raw",
-)
+#: Type names accepted by ``type_hints`` and ``Record.decoded`` (the corpus manifest names, plus
+#: ``raw``), and ``(type name, Store getter name)`` for every getter type (``Store.get(key, type)``
+#: reads any of them): both from the reader's value-type table.
+TYPES = _native.TYPES
+VALUE_TYPES = _native.VALUE_TYPES
