@@ -10,6 +10,7 @@ use mmkv_corpus::{corpus_root, corpus_tags, meta_file_name, Manifest, StoreManif
 use mmkv_reader::crypto::{decrypt_cfb, encrypt_cfb};
 use mmkv_reader::meta::MetaInfo;
 use mmkv_reader::records::{holder_len, records};
+use mmkv_reader::CryptKey;
 use mmkv_reader_fuzz::harness::{
     base_pair, base_records, encode_reload_input, push_record, region_of, store_region, synth_pair,
     Mode, SYNTH_IV,
@@ -46,10 +47,11 @@ impl Out {
 /// The fuzz mode whose key a corpus store was written with (`None`: another key, meta seeds
 /// only).
 fn mode_of(store: &StoreManifest) -> Option<Mode> {
-    let key = store.crypt_key().ok()?.map(|k| (k, store.aes256));
-    Mode::ALL
-        .into_iter()
-        .find(|m| m.key().map(|(k, aes256)| (k.to_vec(), aes256)) == key)
+    let key = match store.crypt_key().ok()? {
+        Some(k) => Some(CryptKey::new(k, store.aes256)?),
+        None => None,
+    };
+    Mode::ALL.into_iter().find(|m| m.key() == key)
 }
 
 fn main() {
