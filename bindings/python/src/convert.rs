@@ -8,6 +8,7 @@
 use std::ffi::CStr;
 
 use mmkv_inspect::infer::Val;
+use mmkv_reader::decode::Value;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
@@ -77,6 +78,31 @@ pub fn val_to_py<'py>(py: Python<'py>, v: &Val) -> PyResult<Bound<'py, PyAny>> {
             }
             list.into_any()
         }
+    })
+}
+
+/// A getter's result as a Python object, straight from the decoded value (no intermediate copy
+/// of strings, bytes or vectors: the named getters' path): `bool`, `int`, `float`, `str`,
+/// `bytes`, or a `list` of those.
+pub fn value_to_py<'py>(py: Python<'py>, v: Value<'_>) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        Value::Bool(x) => x.into_pyobject(py)?.to_owned().into_any(),
+        Value::I32(x) => x.into_pyobject(py)?.into_any(),
+        Value::U32(x) => x.into_pyobject(py)?.into_any(),
+        Value::I64(x) => x.into_pyobject(py)?.into_any(),
+        Value::U64(x) => x.into_pyobject(py)?.into_any(),
+        Value::F32(x) => x.into_pyobject(py)?.into_any(),
+        Value::F64(x) => x.into_pyobject(py)?.into_any(),
+        Value::String(x) => PyString::new(py, x).into_any(),
+        Value::Bytes(x) => PyBytes::new(py, x).into_any(),
+        Value::Strings(x) => x.into_pyobject(py)?.into_any(),
+        Value::VecI32(x) => x.into_pyobject(py)?.into_any(),
+        Value::VecU32(x) => x.into_pyobject(py)?.into_any(),
+        Value::VecI64(x) => x.into_pyobject(py)?.into_any(),
+        Value::VecU64(x) => x.into_pyobject(py)?.into_any(),
+        Value::VecF32(x) => x.into_pyobject(py)?.into_any(),
+        Value::VecF64(x) => x.into_pyobject(py)?.into_any(),
+        Value::VecBool(x) => x.into_pyobject(py)?.into_any(),
     })
 }
 

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use mmkv_inspect::analysis::CryptOpts;
-use mmkv_inspect::infer::Val;
 use mmkv_inspect::util::now_secs;
 use mmkv_reader::decode::{self, UnknownValueType, ValueType};
 use mmkv_reader::meta::MetaInfo;
@@ -13,7 +12,7 @@ use mmkv_reader::{Error as ReaderError, FixedClock, Options};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
-use crate::convert::{key_str, val_to_py, KeyArg};
+use crate::convert::{key_str, value_to_py, KeyArg};
 use crate::errors::reader_err;
 use crate::records::{
     analyse, collapse, decode_payload, parse_hints, reset_encrypted_err, reset_walk, to_record,
@@ -125,17 +124,16 @@ impl Store {
     }
 
     /// The value of `key` read by the getter of type `ty`, as a Python object: every named
-    /// getter goes through this one dispatch ([`decode::decode`]) and one conversion.
+    /// getter goes through this one dispatch ([`decode::decode`]) and one conversion
+    /// ([`value_to_py`]).
     fn typed<'py>(
         &self,
         py: Python<'py>,
         key: &[u8],
         ty: ValueType,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.with_payload(key, |p| {
-            decode::decode(ty, p).map(|v| val_to_py(py, &Val::from(v)))
-        })
-        .transpose()
+        self.with_payload(key, |p| decode::decode(ty, p).map(|v| value_to_py(py, v)))
+            .transpose()
     }
 
     /// Live `(key, payload)` pairs sorted by key bytes.
