@@ -412,29 +412,23 @@ fn decide<E>(
     };
 
     if fallbacks_tried {
-        if header != actual && fits(header) {
-            let crc = crc_of(header as u64)?;
-            if crc == meta.crc_digest {
-                return Ok(done(
-                    Source::Header,
-                    header as u64,
-                    crc,
-                    true,
-                    Some(problem),
-                ));
-            }
-        }
-        let last = meta.last_confirmed_size;
-        if fits(last) {
-            let crc = crc_of(last as u64)?;
-            if crc == meta.last_confirmed_crc {
-                return Ok(done(
-                    Source::LastConfirmed,
-                    last as u64,
-                    crc,
-                    true,
-                    Some(problem),
-                ));
+        // In this order: the old-style header size with the meta crc (when it differs from
+        // the actual size, already tried), then the last-confirmed size with its own crc.
+        let fallbacks = [
+            (Source::Header, header, meta.crc_digest, header != actual),
+            (
+                Source::LastConfirmed,
+                meta.last_confirmed_size,
+                meta.last_confirmed_crc,
+                true,
+            ),
+        ];
+        for (source, size, expected, untried) in fallbacks {
+            if untried && fits(size) {
+                let crc = crc_of(size as u64)?;
+                if crc == expected {
+                    return Ok(done(source, size as u64, crc, true, Some(problem)));
+                }
             }
         }
     }
