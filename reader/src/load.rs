@@ -173,9 +173,15 @@ pub(crate) fn consistent<T>(
     mut load: impl FnMut(&[u8]) -> Result<T>,
     settled: impl Fn(&T) -> bool,
 ) -> Result<(T, ReadSync)> {
-    if let Some(_lock) = SharedLock::try_acquire(meta_file, meta_path, timeout)? {
-        let meta = read_meta()?;
-        return load(&meta).map(|t| (t, ReadSync::Locked));
+    // `load` on the meta under the shared lock, when the lock can be had within `timeout`.
+    let locked = |load: &mut dyn FnMut(&[u8]) -> Result<T>| -> Result<Option<(T, ReadSync)>> {
+        match SharedLock::try_acquire(meta_file, meta_path, timeout)? {
+            Some(_lock) => load(&read_meta()?).map(|t| Some((t, ReadSync::Locked))),
+            None => Ok(None),
+        }
+    };
+    if let Some(done) = locked(&mut load)? {
+        return Ok(done);
     }
     let mut attempt = 0;
     // Whether the meta changed at any point of these attempts: the writer was active.
@@ -207,9 +213,8 @@ pub(crate) fn consistent<T>(
                 // between its data and meta writes (preempted there) looks the same as a damaged
                 // file. Wait for the lock once more; when the writer lets go, judge the file
                 // under it.
-                if let Some(_lock) = SharedLock::try_acquire(meta_file, meta_path, timeout)? {
-                    let meta = read_meta()?;
-                    return load(&meta).map(|t| (t, ReadSync::Locked));
+                if let Some(done) = locked(&mut load)? {
+                    return Ok(done);
                 }
             }
             return result.map(|t| (t, ReadSync::Unlocked));
