@@ -1,6 +1,7 @@
 //! The handles through which a snapshot is read: [`Snapshot`] (owned) and [`SnapshotRef`]
 //! (borrowed from the store's per-thread cache).
 
+use std::fmt;
 use std::sync::Arc;
 
 use super::SnapshotData;
@@ -52,22 +53,24 @@ impl SnapshotRef<'_> {
     }
 }
 
-impl std::fmt::Debug for SnapshotRef<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SnapshotRef")
-            .field("meta", &self.meta)
-            .field("len", &self.len)
-            .field("levels", &self.levels.len())
-            .finish()
+/// The `Debug` of both handles: the handle's `name`, then the meta, the entry count and the
+/// level count of the snapshot it reads.
+fn debug_handle(name: &str, data: &SnapshotData, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    f.debug_struct(name)
+        .field("meta", &data.meta)
+        .field("len", &data.len)
+        .field("levels", &data.levels.len())
+        .finish()
+}
+
+impl fmt::Debug for SnapshotRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        debug_handle("SnapshotRef", self, f)
     }
 }
 
-impl std::fmt::Debug for Snapshot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Snapshot")
-            .field("meta", &self.inner.meta)
-            .field("len", &self.inner.len)
-            .field("levels", &self.inner.levels.len())
-            .finish()
+impl fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        debug_handle("Snapshot", self, f)
     }
 }
