@@ -49,20 +49,26 @@ pub fn dec<T: FromStr>(v: &Value, what: &'static str) -> Result<T, BadValue> {
 
 /// An `f32` as its bit pattern in 8 hex digits.
 pub fn hex32(v: &Value) -> Result<f32, BadValue> {
-    v.as_str()
-        .filter(|s| s.len() == 8)
-        .and_then(|s| u32::from_str_radix(s, 16).ok())
-        .map(f32::from_bits)
-        .ok_or_else(|| bad("f32", v))
+    bit_pattern(v, "f32", f32::from_bits)
 }
 
 /// An `f64` as its bit pattern in 16 hex digits.
 pub fn hex64(v: &Value) -> Result<f64, BadValue> {
+    bit_pattern(v, "f64", f64::from_bits)
+}
+
+/// A float (`what`) as its bit pattern `B` in exactly two hex digits per byte of `B`.
+fn bit_pattern<B: TryFrom<u64>, F>(
+    v: &Value,
+    what: &'static str,
+    from_bits: fn(B) -> F,
+) -> Result<F, BadValue> {
     v.as_str()
-        .filter(|s| s.len() == 16)
+        .filter(|s| s.len() == 2 * std::mem::size_of::<B>())
         .and_then(|s| u64::from_str_radix(s, 16).ok())
-        .map(f64::from_bits)
-        .ok_or_else(|| bad("f64", v))
+        .and_then(|bits| B::try_from(bits).ok())
+        .map(from_bits)
+        .ok_or_else(|| bad(what, v))
 }
 
 /// A JSON string (`string`, and the items of `strings`).
