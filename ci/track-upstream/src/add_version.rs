@@ -118,25 +118,16 @@ pub fn resolve_git_source(
 ) -> Result<GitSource> {
     let scratch = tempfile::tempdir().map_err(|e| Error::io("<tempdir>", e))?;
     let git = |args: &[&str]| -> Result<String> {
-        let shown = format!("git {}", args.join(" "));
-        let out = Command::new("git")
-            .arg("--git-dir")
-            .arg(scratch.path())
-            .args(args)
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env_remove("GIT_DIR")
-            .output()
-            .map_err(|e| Error::Command {
-                command: shown.clone(),
-                message: e.to_string(),
-            })?;
-        if !out.status.success() {
-            return Err(Error::Command {
-                command: shown,
-                message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-            });
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        let out = crate::command::output(
+            Command::new("git")
+                .arg("--git-dir")
+                .arg(scratch.path())
+                .args(args)
+                .env("GIT_TERMINAL_PROMPT", "0")
+                .env_remove("GIT_DIR"),
+            &format!("git {}", args.join(" ")),
+        )?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
     };
     git(&["init", "-q", "--bare"])?;
     let refspec = format!("+refs/tags/{tag}:refs/tags/{tag}");

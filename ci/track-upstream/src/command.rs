@@ -1,4 +1,4 @@
-//! Running the command line clients (`npm`, `gh`) the tracker drives.
+//! Running the command line clients (`npm`, `gh`, `git`) the tracker drives.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -11,17 +11,30 @@ use crate::error::{Error, Result};
 pub(crate) fn run(program: &str, args: &[&str], cwd: Option<&Path>) -> Result<String> {
     let shown = format!("{program} {}", args.join(" "));
     let mut cmd = Command::new(program);
-    cmd.args(args).stdin(Stdio::null());
+    cmd.args(args);
     if let Some(dir) = cwd {
         cmd.current_dir(dir);
     }
-    let out = cmd.output().map_err(|e| Error::Command {
-        command: shown.clone(),
+    String::from_utf8(output(&mut cmd, &shown)?).map_err(|e| Error::Output {
+        command: shown,
         message: e.to_string(),
-    })?;
+    })
+}
+
+/// Runs `cmd` (stdin closed) and returns its standard output as bytes; a failure to start or
+/// a non-zero exit (with its status and trimmed stderr) is an [`Error::Command`] naming the
+/// command line as `shown`.
+pub(crate) fn output(cmd: &mut Command, shown: &str) -> Result<Vec<u8>> {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| Error::Command {
+            command: shown.to_string(),
+            message: e.to_string(),
+        })?;
     if !out.status.success() {
         return Err(Error::Command {
-            command: shown,
+            command: shown.to_string(),
             message: format!(
                 "{}: {}",
                 out.status,
@@ -29,8 +42,5 @@ pub(crate) fn run(program: &str, args: &[&str], cwd: Option<&Path>) -> Result<St
             ),
         });
     }
-    String::from_utf8(out.stdout).map_err(|e| Error::Output {
-        command: shown,
-        message: e.to_string(),
-    })
+    Ok(out.stdout)
 }
