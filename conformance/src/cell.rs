@@ -73,6 +73,42 @@ pub struct CellResult {
     pub notes: Vec<String>,
 }
 
+impl CellResult {
+    /// Adds one property run, named `what` (e.g. `v2.4.2 plain (seed 1)`): a failure's
+    /// message, minimal workload size and reproduction line to `failures`; a pass's cases to
+    /// `workloads`, its counters to `stats` and its accepted upstream difference, if any, to
+    /// `notes`. Leaves `passed` to the caller.
+    pub fn add_property(&mut self, what: &str, outcome: PropOutcome) {
+        match outcome {
+            PropOutcome::Fail {
+                minimal,
+                message,
+                repro_line,
+                ..
+            } => self.failures.push(format!(
+                "{what}: minimal workload has {} op(s): {message}\n  reproduce: {repro_line}",
+                minimal.ops.len()
+            )),
+            PropOutcome::Pass {
+                cases,
+                stats,
+                divergent_cases,
+                divergence_example,
+            } => {
+                self.workloads += u64::from(cases);
+                self.stats.merge(&stats);
+                if divergent_cases > 0 {
+                    self.notes.push(format!(
+                        "{what}: in {divergent_cases} of {cases} cases an accepted upstream \
+                         difference was seen; first: {}",
+                        divergence_example.unwrap_or_default()
+                    ));
+                }
+            }
+        }
+    }
+}
+
 /// Runs a cell in this process. `running`: where to write each workload before it runs.
 pub fn run_cell(
     lib: &dyn OfficialLib,
@@ -94,35 +130,10 @@ pub fn run_cell(
             running: running.map(Path::to_path_buf),
             ..PropConfig::default()
         };
-        match check_property_with(lib, kind, reader, &pc, heartbeat) {
-            PropOutcome::Fail {
-                message,
-                repro_line,
-                ..
-            } => {
-                out.failures.push(format!(
-                    "{} {kind} (seed {seed}): {message}\n  reproduce: {repro_line}",
-                    spec.tag
-                ));
-            }
-            PropOutcome::Pass {
-                cases,
-                stats,
-                divergent_cases,
-                divergence_example,
-            } => {
-                out.workloads += u64::from(cases);
-                out.stats.merge(&stats);
-                if divergent_cases > 0 {
-                    out.notes.push(format!(
-                        "{} {kind} (seed {seed}): in {divergent_cases} of {cases} cases an accepted \
-                         upstream difference was seen; first: {}",
-                        spec.tag,
-                        divergence_example.unwrap_or_default()
-                    ));
-                }
-            }
-        }
+        out.add_property(
+            &format!("{} {kind} (seed {seed})", spec.tag),
+            check_property_with(lib, kind, reader, &pc, heartbeat),
+        );
     }
     if spec.many_keys > 0 {
         let workload = many_keys_workload(kind, lib.features(), spec.many_keys, 1);

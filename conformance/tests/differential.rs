@@ -9,8 +9,8 @@
 //!
 //! One test per store kind, so the kinds run in parallel test threads.
 
-use conformance::prop::{check_property, PropConfig, PropOutcome};
-use conformance::run::RunStats;
+use conformance::cell::CellResult;
+use conformance::prop::{check_property, PropConfig};
 use conformance::sys::{built_versions, SysLib};
 use conformance::{RealReader, StoreKind};
 
@@ -26,43 +26,19 @@ fn differential(kind: StoreKind) {
         ..PropConfig::default()
     };
     let mut ran = Vec::new();
-    let mut failures = Vec::new();
-    let mut divergences = Vec::new();
-    let mut total = RunStats::default();
-    let mut workloads = 0u64;
+    let mut result = CellResult::default();
     for tag in versions {
         let lib = SysLib::load(tag).unwrap_or_else(|e| panic!("loading {tag}: {e}"));
         if !kind.supported_by(&conformance::official::OfficialLib::features(&lib)) {
             continue;
         }
         ran.push(*tag);
-        match check_property(&lib, kind, &reader, &cfg) {
-            PropOutcome::Fail {
-                minimal,
-                message,
-                repro_line,
-                ..
-            } => failures.push(format!(
-                "{tag} {kind}: minimal workload has {} op(s): {message}\n{repro_line}",
-                minimal.ops.len()
-            )),
-            PropOutcome::Pass {
-                cases,
-                stats,
-                divergent_cases,
-                divergence_example,
-            } => {
-                workloads += u64::from(cases);
-                total.merge(&stats);
-                if divergent_cases > 0 {
-                    divergences.push(format!(
-                        "{tag} {kind}: {divergent_cases} case(s); first: {}",
-                        divergence_example.unwrap_or_default()
-                    ));
-                }
-            }
-        }
+        result.add_property(
+            &format!("{tag} {kind}"),
+            check_property(&lib, kind, &reader, &cfg),
+        );
     }
+    let (workloads, total) = (result.workloads, &result.stats);
     assert!(
         !ran.is_empty(),
         "{kind}: no built version supports this store kind (built: {versions:?}); a differential \
@@ -84,10 +60,14 @@ fn differential(kind: StoreKind) {
         total.long_lived.failed,
         total.long_lived_replaced,
     );
-    for d in &divergences {
-        eprintln!("note: accepted upstream difference: {d}");
+    for d in &result.notes {
+        eprintln!("note: {d}");
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(
+        result.failures.is_empty(),
+        "{}",
+        result.failures.join("\n\n")
+    );
     assert!(workloads > 0, "{kind}: no workload ran");
     // The long-lived reader must have gone through both reload paths in this kind.
     assert!(
