@@ -208,16 +208,7 @@ fn missing_or_short_meta() {
 fn carving_rejects_records_made_of_ordinary_text() {
     let dir = tempfile::tempdir().unwrap();
     let p = copy(dir.path(), "v2.4.2", "plain");
-    let carve = |p: &Path| {
-        run_json(&[
-            "dump",
-            "--history",
-            "--carve",
-            "--json",
-            p.to_str().unwrap(),
-        ])
-    };
-    let before = carve(&p);
+    let before = carve_json(&p, &[]);
     let stale_before = before["carve"]["stale"].as_u64().unwrap();
     // Ordinary text over the zero bytes at the end of the data file (after the region).
     let mut data = std::fs::read(&p).unwrap();
@@ -228,7 +219,7 @@ fn carving_rejects_records_made_of_ordinary_text() {
     assert!(data[at..].iter().all(|&b| b == 0), "tail is not free");
     data[at..at + text.len()].copy_from_slice(text.as_bytes());
     std::fs::write(&p, &data).unwrap();
-    let after = carve(&p);
+    let after = carve_json(&p, &[]);
     let stale: Vec<&Value> = after["records"]
         .as_array()
         .unwrap()

@@ -166,7 +166,7 @@ fn carving_reports_stale_records_after_the_region() {
     let plain = run_json(&["dump", "--history", "--json", p]);
     assert_eq!(plain["records"].as_array().unwrap().len(), 1);
 
-    let h = run_json(&["dump", "--history", "--carve", "--json", p]);
+    let h = carve_json(p, &[]);
     let recs = h["records"].as_array().unwrap();
     let stale: Vec<&Value> = recs.iter().filter(|r| r["status"] == "stale").collect();
     let keys: Vec<&str> = stale.iter().map(|r| r["key"].as_str().unwrap()).collect();
@@ -194,13 +194,7 @@ fn carving_corpus_stores() {
     let corpus = corpus();
     // A cleared plaintext store: empty region, old records after it.
     let p = corpus.join("v1.2.16/cleared");
-    let h = run_json(&[
-        "dump",
-        "--history",
-        "--carve",
-        "--json",
-        p.to_str().unwrap(),
-    ]);
+    let h = carve_json(&p, &[]);
     let recs = h["records"].as_array().unwrap();
     assert!(recs.len() > 5, "cleared store should carve old records");
     assert!(recs.iter().all(|r| r["status"] == "stale"));
@@ -209,15 +203,7 @@ fn carving_corpus_stores() {
 
     // An encrypted store: stale ciphertext decrypts with the same key (CFB self-synchronises).
     let p = corpus.join("v2.4.2/aes128");
-    let h = run_json(&[
-        "dump",
-        "--history",
-        "--carve",
-        "--json",
-        "--crypt-key",
-        "mmkv-conformance",
-        p.to_str().unwrap(),
-    ]);
+    let h = carve_json(&p, &["--crypt-key", "mmkv-conformance"]);
     let recs = h["records"].as_array().unwrap();
     let stale: Vec<&Value> = recs.iter().filter(|r| r["status"] == "stale").collect();
     assert!(

@@ -36,6 +36,16 @@ pub fn run_json(args: &[&str]) -> Value {
     })
 }
 
+/// Runs `mmkv dump --history --carve --json EXTRA... PATH` (the history with the stale
+/// records carved after the region), asserts success, parses stdout as JSON.
+pub fn carve_json(path: impl AsRef<Path>, extra: &[&str]) -> Value {
+    let path = path.as_ref().to_str().expect("UTF-8 store path");
+    let mut args = vec!["dump", "--history", "--carve", "--json"];
+    args.extend_from_slice(extra);
+    args.push(path);
+    run_json(&args)
+}
+
 /// Runs `mmkv ARGS`, asserts exit status 1, returns stderr.
 pub fn run_fail(args: &[&str]) -> String {
     let out = run(args);
