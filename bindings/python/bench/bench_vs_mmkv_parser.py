@@ -20,65 +20,32 @@ of the same dict (the cost of creating its Python objects alone, no file or pars
 """
 
 import argparse
-import importlib.util
 import json
 import marshal
 import os
 import pathlib
-import struct
 import sys
 import tempfile
 import time
-import zlib
 
 from mmkv_reader import compat
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
-
-
-def load_old(path):
-    if os.path.isdir(path):
-        path = os.path.join(path, "__init__.py")
-    spec = importlib.util.spec_from_file_location("old_mmkv_parser", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def varint(v):
-    out = bytearray()
-    v &= (1 << 64) - 1
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        out.append(b | 0x80 if v else b)
-        if not v:
-            return bytes(out)
-
-
-def delimited(b):
-    return varint(len(b)) + b
+# The tests' store writer and old-parser loader (bindings/python/tests/storebuild.py).
+sys.path.insert(0, str(ROOT / "bindings" / "python" / "tests"))
+from storebuild import delimited, load_old_parser, record, varint, write_store  # noqa: E402
 
 
 def write_large_store(path, n):
-    """A plaintext store of `n` keys laid out as the official library writes it."""
-    parts = []
+    """A plaintext store of `n` keys laid out as the official library writes it; its data file size."""
+    records = []
     for i in range(n):
-        key = f"key_{i:06d}".encode()
         if i % 2:
             payload = varint(i * 7919)
         else:
             payload = delimited(f"value {i} ".encode() * (4 + i % 3))
-        parts.append(delimited(key) + delimited(payload))
-    region = b"\x80\x80\x80\x00" + b"".join(parts)
-    data = struct.pack("<I", len(region)) + region
-    data += b"\0" * (-len(data) % 4096)
-    meta = bytearray(4096)
-    struct.pack_into("<III", meta, 0, zlib.crc32(region), 3, 1)
-    struct.pack_into("<III", meta, 28, len(region), len(region), zlib.crc32(region))
-    pathlib.Path(path).write_bytes(data)
-    pathlib.Path(str(path) + ".crc").write_bytes(bytes(meta))
-    return len(data)
+        records.append(record(f"key_{i:06d}", payload))
+    return os.path.getsize(write_store(path, b"".join(records)))
 
 
 def corpus_jobs(corpus):
@@ -123,7 +90,7 @@ def main():
     args = ap.parse_args()
     if not args.mmkv_parser:
         sys.exit("pass --mmkv-parser PATH (or set MMKV_PARSER_PATH): see the docstring")
-    old = load_old(args.mmkv_parser)
+    old = load_old_parser(args.mmkv_parser)
 
     print(f"load average before: {load()}")
     jobs = corpus_jobs(pathlib.Path(args.corpus))

@@ -1,10 +1,8 @@
-"""Shared helpers: the golden corpora and their manifests, and a writer of hand-built stores."""
+"""Shared helpers: the golden corpora and their manifests (hand-built stores: `storebuild`)."""
 
 import json
-import os
 import pathlib
 import struct
-import zlib
 
 import pytest
 
@@ -88,58 +86,6 @@ def comparable(ty, got):
     return got
 
 
-def varint(v):
-    out = bytearray()
-    v &= (1 << 64) - 1
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def delimited(b):
-    return varint(len(b)) + b
-
-
-def record(key, payload, expire=None):
-    """One record: `payload` is the value payload; `expire` appends the 4-byte expire suffix."""
-    if isinstance(key, str):
-        key = key.encode()
-    value = payload if expire is None else payload + struct.pack("<I", expire)
-    return delimited(key) + delimited(value)
-
-
-def write_store(path, records, version=3, key_expire=False, sequence=1, tail=b"", crc=None):
-    """Writes a store (data file + `.crc`) like the official library lays it out.
-
-    `records`: concatenated record bytes (see `record`). The item-size holder is 4 bytes, the
-    data file is padded to 4 KiB pages. Writes the data file first, then the meta, each in place
-    (a writer's order).
-    """
-    region = b"\x80\x80\x80\x00" + records
-    data = struct.pack("<I", len(region)) + region + tail
-    data += b"\0" * (-len(data) % 4096)
-    digest = zlib.crc32(region) if crc is None else crc
-    meta = bytearray(4096)
-    struct.pack_into("<III", meta, 0, digest, version, sequence)
-    if version >= 3:
-        struct.pack_into("<III", meta, 28, len(region), len(region), digest)
-    if version >= 4 and key_expire:
-        struct.pack_into("<Q", meta, 104, 1)
-    path = pathlib.Path(path)
-    with open(path, "r+b" if path.exists() else "wb") as f:
-        f.write(data)
-        f.truncate(len(data))
-    with open(str(path) + ".crc", "r+b" if os.path.exists(str(path) + ".crc") else "wb") as f:
-        f.write(bytes(meta))
-    return path
-
-
 @pytest.fixture
 def corpus():
     return CORPUS
-

@@ -4,7 +4,7 @@ import pytest
 
 import mmkv_reader
 
-from conftest import delimited, record, varint, write_store
+from storebuild import delimited, record, varint, write_store
 
 
 def test_append_then_full_write_back(tmp_path):

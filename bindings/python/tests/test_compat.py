@@ -8,7 +8,6 @@ MMKV_PARSER_PATH names the old parser's `mmkv_parser/__init__.py`, `test_against
 also runs it on every corpus store.
 """
 
-import importlib.util
 import os
 import struct
 
@@ -17,7 +16,8 @@ import pytest
 import mmkv_reader
 from mmkv_reader import compat
 
-from conftest import CORPUS, corpus_stores, crypt, delimited, expected, record, varint, write_store
+from conftest import CORPUS, corpus_stores, crypt, expected
+from storebuild import delimited, load_old_parser, record, varint, write_store
 
 STORES = corpus_stores()
 
@@ -169,20 +169,11 @@ def old_value_is_right(ty, value, old):
     return False  # floats and vectors: the old parser returns bytes or str
 
 
-def load_old_parser():
+def test_against_mmkv_parser():
     path = os.environ.get("MMKV_PARSER_PATH")
     if not path:
         pytest.skip("MMKV_PARSER_PATH is not set (see the README's Python section)")
-    if os.path.isdir(path):
-        path = os.path.join(path, "__init__.py")
-    spec = importlib.util.spec_from_file_location("old_mmkv_parser", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def test_against_mmkv_parser():
-    old = load_old_parser()
+    old = load_old_parser(path)
     same = fixed = empty_strings = big_u64 = 0
     refused = []
     for tag, store, _ in STORES:

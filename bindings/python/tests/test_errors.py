@@ -7,7 +7,8 @@ import pytest
 import mmkv_reader
 from mmkv_reader import compat
 
-from conftest import CORPUS, record, varint, write_store
+from conftest import CORPUS
+from storebuild import delimited, record, varint, write_store
 
 AES128 = CORPUS / "v2.4.2" / "aes128"
 AES256 = CORPUS / "v2.4.2" / "aes256"
@@ -134,5 +135,4 @@ def test_bad_type_hint():
 
 
 def delimited_str(s):
-    b = s.encode()
-    return varint(len(b)) + b
+    return delimited(s.encode())
