@@ -1,11 +1,10 @@
-import os
-from typing import Dict, List, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import List, NamedTuple, Optional
 
 from ._native import MMKVReaderError as MMKVError
-
-_Key = Union[str, bytes]
-_Path = Union[str, "os.PathLike[str]"]
-_Value = Union[bool, int, float, str, bytes, List["_Value"]]
+from ._native import _Key, _Path
+from ._native import decode_value as decode_value
+from ._native import read_dict as read_dict
+from ._native import read_entries as read_entries
 
 class CarvedRecord(NamedTuple):
     offset: int
@@ -13,13 +12,4 @@ class CarvedRecord(NamedTuple):
     container: bytes
     live_key: bool
 
-def read_entries(path: _Path, key: Optional[_Key] = None, aes256: bool = False, recover: bool = False) -> List[Tuple[str, bytes]]: ...
-def read_dict(
-    path: _Path,
-    key: Optional[_Key] = None,
-    aes256: bool = False,
-    recover: bool = False,
-    type_hints: Optional[Mapping[_Key, str]] = None,
-) -> Dict[str, _Value]: ...
 def carve_slack(path: _Path, key: Optional[_Key] = None, aes256: bool = False) -> List[CarvedRecord]: ...
-def decode_value(container: bytes) -> Optional[_Value]: ...
