@@ -121,6 +121,22 @@ impl SysStore {
     }
 }
 
+/// The expiry-filtering form of a call when `filter_expire` is asked for and the version has
+/// it, else the plain form (on versions without the filtered call, expired keys are included).
+fn filtered_or_all<T>(
+    filter_expire: bool,
+    filtered: impl FnOnce() -> mmkv_sys::Result<T>,
+    all: impl FnOnce() -> mmkv_sys::Result<T>,
+) -> mmkv_sys::Result<T> {
+    if !filter_expire {
+        return all();
+    }
+    match filtered() {
+        Err(mmkv_sys::Error::Unsupported { .. }) => all(),
+        other => other,
+    }
+}
+
 impl OfficialStore for SysStore {
     fn enable_key_expire(&mut self, default_secs: u32) -> Result<bool> {
         let i = self.inst()?;
@@ -245,28 +261,14 @@ impl OfficialStore for SysStore {
 
     fn all_keys(&mut self, filter_expire: bool) -> Result<Vec<Vec<u8>>> {
         let i = self.inst()?;
-        let r = if filter_expire {
-            match i.all_keys_filtered() {
-                Err(mmkv_sys::Error::Unsupported { .. }) => i.all_keys(),
-                other => other,
-            }
-        } else {
-            i.all_keys()
-        };
-        r.map_err(|e| self.err(e))
+        filtered_or_all(filter_expire, || i.all_keys_filtered(), || i.all_keys())
+            .map_err(|e| self.err(e))
     }
 
     fn count(&mut self, filter_expire: bool) -> Result<usize> {
         let i = self.inst()?;
-        let r = if filter_expire {
-            match i.count_filtered() {
-                Err(mmkv_sys::Error::Unsupported { .. }) => i.count(),
-                other => other,
-            }
-        } else {
-            i.count()
-        };
-        r.map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+        filtered_or_all(filter_expire, || i.count_filtered(), || i.count())
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
             .map_err(|e| self.err(e))
     }
 
