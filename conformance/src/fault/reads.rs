@@ -174,7 +174,9 @@ fn encode_value(v: &Value) -> Vec<u8> {
     out
 }
 
-fn chunks<const N: usize>(b: &[u8]) -> Option<Vec<[u8; N]>> {
+/// `b` as little-endian items of `N` bytes each, converted by `from`; `None` unless `b` is a
+/// whole number of items.
+fn le_items<const N: usize, T>(b: &[u8], from: fn([u8; N]) -> T) -> Option<Vec<T>> {
     if !b.len().is_multiple_of(N) {
         return None;
     }
@@ -183,7 +185,7 @@ fn chunks<const N: usize>(b: &[u8]) -> Option<Vec<[u8; N]>> {
             .map(|c| {
                 let mut a = [0u8; N];
                 a.copy_from_slice(c);
-                a
+                from(a)
             })
             .collect(),
     )
@@ -193,12 +195,12 @@ fn decode_value(ty: ValueType, b: &[u8]) -> Option<Value> {
     let one = |n: usize| (b.len() == n).then_some(b);
     Some(match ty {
         ValueType::Bool => Value::Bool(one(1)?[0] != 0),
-        ValueType::I32 => Value::I32(i32::from_le_bytes(chunks::<4>(one(4)?)?[0])),
-        ValueType::U32 => Value::U32(u32::from_le_bytes(chunks::<4>(one(4)?)?[0])),
-        ValueType::I64 => Value::I64(i64::from_le_bytes(chunks::<8>(one(8)?)?[0])),
-        ValueType::U64 => Value::U64(u64::from_le_bytes(chunks::<8>(one(8)?)?[0])),
-        ValueType::F32 => Value::F32(f32::from_bits(u32::from_le_bytes(chunks::<4>(one(4)?)?[0]))),
-        ValueType::F64 => Value::F64(f64::from_bits(u64::from_le_bytes(chunks::<8>(one(8)?)?[0]))),
+        ValueType::I32 => Value::I32(le_items(one(4)?, i32::from_le_bytes)?[0]),
+        ValueType::U32 => Value::U32(le_items(one(4)?, u32::from_le_bytes)?[0]),
+        ValueType::I64 => Value::I64(le_items(one(8)?, i64::from_le_bytes)?[0]),
+        ValueType::U64 => Value::U64(le_items(one(8)?, u64::from_le_bytes)?[0]),
+        ValueType::F32 => Value::F32(le_items(one(4)?, f32::from_le_bytes)?[0]),
+        ValueType::F64 => Value::F64(le_items(one(8)?, f64::from_le_bytes)?[0]),
         ValueType::String => Value::String(String::from_utf8(b.to_vec()).ok()?),
         ValueType::Bytes => Value::Bytes(b.to_vec()),
         ValueType::Strings => {
@@ -222,42 +224,12 @@ fn decode_value(ty: ValueType, b: &[u8]) -> Option<Value> {
                 })
                 .collect::<Option<_>>()?,
         ),
-        ValueType::VecI32 => Value::VecI32(
-            chunks::<4>(b)?
-                .into_iter()
-                .map(i32::from_le_bytes)
-                .collect(),
-        ),
-        ValueType::VecU32 => Value::VecU32(
-            chunks::<4>(b)?
-                .into_iter()
-                .map(u32::from_le_bytes)
-                .collect(),
-        ),
-        ValueType::VecI64 => Value::VecI64(
-            chunks::<8>(b)?
-                .into_iter()
-                .map(i64::from_le_bytes)
-                .collect(),
-        ),
-        ValueType::VecU64 => Value::VecU64(
-            chunks::<8>(b)?
-                .into_iter()
-                .map(u64::from_le_bytes)
-                .collect(),
-        ),
-        ValueType::VecF32 => Value::VecF32(
-            chunks::<4>(b)?
-                .into_iter()
-                .map(|a| f32::from_bits(u32::from_le_bytes(a)))
-                .collect(),
-        ),
-        ValueType::VecF64 => Value::VecF64(
-            chunks::<8>(b)?
-                .into_iter()
-                .map(|a| f64::from_bits(u64::from_le_bytes(a)))
-                .collect(),
-        ),
+        ValueType::VecI32 => Value::VecI32(le_items(b, i32::from_le_bytes)?),
+        ValueType::VecU32 => Value::VecU32(le_items(b, u32::from_le_bytes)?),
+        ValueType::VecI64 => Value::VecI64(le_items(b, i64::from_le_bytes)?),
+        ValueType::VecU64 => Value::VecU64(le_items(b, u64::from_le_bytes)?),
+        ValueType::VecF32 => Value::VecF32(le_items(b, f32::from_le_bytes)?),
+        ValueType::VecF64 => Value::VecF64(le_items(b, f64::from_le_bytes)?),
     })
 }
 
