@@ -33,7 +33,11 @@ mod tests {
         const BACK_PORTED: &[Feature] = &[Feature::SaturatingExpire];
         for f in BACK_PORTED {
             let newest = file.versions.last().expect("entries");
-            assert!(newest.has(*f), "{f} is back-ported but {} lacks it", newest.tag);
+            assert!(
+                newest.has(*f),
+                "{f} is back-ported but {} lacks it",
+                newest.tag
+            );
         }
         // Features never disappear once a tag introduced them (back-ported ones: once a tag
         // of the same major.minor line introduced them).
