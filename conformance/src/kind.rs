@@ -24,6 +24,10 @@ pub struct Features {
     /// `bool getBytes(key, MMBuffer&)` reports presence; without it an empty result is
     /// ambiguous (detected from the compiled API; assumed with `has_value_flag` otherwise).
     pub bytes_flag: bool,
+    /// `now + expireDuration` saturates at `u32::MAX` (v2.4.1+, v1.3.17); the other expiring
+    /// versions add in `u32`, so a duration near `u32::MAX` wraps to an expire time in the past.
+    #[serde(default)]
+    pub saturating_expire: bool,
 }
 
 impl Features {
@@ -38,6 +42,7 @@ impl Features {
             has_value_flag,
             count_filter_expire: set.has(Feature::CountFilterExpire),
             bytes_flag: has_value_flag,
+            saturating_expire: set.has(Feature::SaturatingExpire),
         }
     }
 
@@ -239,6 +244,8 @@ mod tests {
         assert!(StoreKind::ExpireAes128.supported_by(&v13));
         assert!(!StoreKind::ExpireAes256.supported_by(&v13));
         assert!(!v13.empty_string_expire);
+        assert!(!v13.saturating_expire);
+        assert!(Features::from_tag("v2.4.2").unwrap().saturating_expire);
         assert!(Features::from_tag("v2.3.0").unwrap().aes256);
         assert_eq!(parse_tag("v1.2"), None);
         assert_eq!(

@@ -52,7 +52,7 @@ use crate::official::{OfficialLib, OfficialStore};
 use crate::value::Value;
 use crate::view::{ReaderFactory, ReaderView};
 use crate::workload::{
-    touched_keys, Op, Repro, Workload, DEFAULT_CHECK_EVERY, PAST_EXPIRE, SHORT_EXPIRE, YEAR_EXPIRE,
+    expire_time, touched_keys, Op, Repro, Workload, DEFAULT_CHECK_EVERY, SHORT_EXPIRE, YEAR_EXPIRE,
 };
 
 /// Seconds since the epoch, as `time(nullptr)` sees them.
@@ -599,30 +599,26 @@ impl<'a> Runner<'a> {
                 if matches!(expire, Some(d) if *d != 0 && *d <= SHORT_EXPIRE) {
                     self.last_short = Some(t1);
                 }
-                let lasting = match (self.config.expire, expire) {
-                    (None, _) => true,
-                    (Some(_), Some(d)) => *d == 0 || *d >= YEAR_EXPIRE && *d < PAST_EXPIRE,
-                    (Some(default), None) => default == 0 || default >= YEAR_EXPIRE,
+                // The official clock may be a coarse one that lags a tick behind.
+                let t0 = t0.saturating_sub(1);
+                // The expire time the official library writes for a duration set at `t`.
+                let at = |t: u64, d: u32| expire_time(t, d, features.saturating_expire);
+                let duration = self.config.expire.map(|default| expire.unwrap_or(default));
+                let lasting = match duration {
+                    None | Some(0) => true,
+                    // A year or more ahead, unless the sum wrapped to the past.
+                    Some(d) => d >= YEAR_EXPIRE && u64::from(at(t0, d)) > t1,
                 };
                 if lasting {
                     self.written.insert(key.0.clone(), value.clone());
                 } else {
                     self.written.remove(&key.0);
                 }
-                // The official clock may be a coarse one that lags a tick behind.
-                let t0 = t0.saturating_sub(1);
-                let expect = match self.config.expire {
-                    None => Expect::Window(0, 0),
-                    Some(default) => match expire.unwrap_or(default) {
-                        0 => Expect::Window(0, 0),
-                        d => match (
-                            u32::try_from(t0 + u64::from(d)),
-                            u32::try_from(t1 + u64::from(d)),
-                        ) {
-                            (Ok(lo), Ok(hi)) => Expect::Window(lo, hi),
-                            _ => Expect::Unknown,
-                        },
-                    },
+                let expect = match duration {
+                    None | Some(0) => Expect::Window(0, 0),
+                    // The sum wrapped between the two readings of the clock.
+                    Some(d) if at(t0, d) > at(t1, d) => Expect::Unknown,
+                    Some(d) => Expect::Window(at(t0, d), at(t1, d)),
                 };
                 self.expect.insert(key.0.clone(), expect);
             }

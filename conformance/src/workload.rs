@@ -2,10 +2,11 @@
 //! (saved repros) and the proptest strategies that generate them.
 //!
 //! Expire durations are chosen so that the official library and the reader agree on "now"
-//! without a fake clock: either far in the future ([`FAR_EXPIRE`] ...), never (`0`), already
-//! in the past ([`PAST_EXPIRE`], through the official `u32` wrap-around), or [`SHORT_EXPIRE`]
-//! (1 s), which the runner makes certainly expired by sleeping before it compares (such sets
-//! are rare, see [`GenConfig::short_expire_weight`]).
+//! without a fake clock: either far in the future ([`FAR_EXPIRE`] ...), never (`0`),
+//! [`PAST_EXPIRE`] (already in the past through the `u32` wrap-around of the versions without
+//! the `saturating_expire` feature, `u32::MAX` in those with it: see [`expire_time`]), or
+//! [`SHORT_EXPIRE`] (1 s), which the runner makes certainly expired by sleeping before it
+//! compares (such sets are rare, see [`GenConfig::short_expire_weight`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -16,13 +17,26 @@ pub use crate::value::{Value, ValueType};
 
 /// A 1-second duration: expired once the runner has slept past it.
 pub const SHORT_EXPIRE: u32 = 1;
-/// A duration that wraps around `u32` when added to the current time in the versions that
-/// add without overflow checks (up to v2.0.x at least): the expire time lands ~11 days in the
-/// past, so the key is already expired without sleeping. Versions that saturate the sum see a
-/// far-future time instead. Either way both sides see the same expire time.
+/// A duration whose sum with the current time overflows `u32`: in the versions without the
+/// `saturating_expire` feature the sum wraps and the expire time lands ~11 days in the past,
+/// so the key is already expired without sleeping; in those with it (v2.4.1+, v1.3.17) the sum
+/// saturates at `u32::MAX` and the key lasts. Either way both sides see the same expire time
+/// ([`expire_time`]).
 pub const PAST_EXPIRE: u32 = 4_294_000_000;
 /// About one year.
 pub const YEAR_EXPIRE: u32 = 365 * 24 * 3600;
+
+/// The expire time the official library records for `duration` (not 0) set at `now` (seconds
+/// since the epoch): `now + duration` in `u32`, saturating at `u32::MAX` with the
+/// `saturating_expire` feature ([`Features::saturating_expire`]), wrapping around without it.
+pub fn expire_time(now: u64, duration: u32, saturating: bool) -> u32 {
+    let sum = now + u64::from(duration);
+    if saturating {
+        u32::try_from(sum).unwrap_or(u32::MAX)
+    } else {
+        sum as u32 // the official u32 addition wraps
+    }
+}
 /// About 19 years (also used by the corpus).
 pub const FAR_EXPIRE: u32 = 600_000_000;
 /// About 63 years (also used by the corpus); `now + this` still fits in a u32 until ~2074.
@@ -691,7 +705,24 @@ mod tests {
             has_value_flag: true,
             count_filter_expire: true,
             bytes_flag: true,
+            saturating_expire: false,
         }
+    }
+
+    #[test]
+    fn expire_times_wrap_or_saturate() {
+        let now = 1_796_000_000; // 2026-12
+        assert_eq!(
+            expire_time(now, YEAR_EXPIRE, false),
+            1_796_000_000 + YEAR_EXPIRE
+        );
+        assert_eq!(
+            expire_time(now, YEAR_EXPIRE, true),
+            1_796_000_000 + YEAR_EXPIRE
+        );
+        let wrapped = expire_time(now, PAST_EXPIRE, false);
+        assert!(u64::from(wrapped) < now && now - u64::from(wrapped) < 30 * 24 * 3600);
+        assert_eq!(expire_time(now, PAST_EXPIRE, true), u32::MAX);
     }
 
     #[test]

@@ -6,8 +6,8 @@
 //! - `Bug::I32ViaU32`: `getInt32` decoded as an unsigned 32-bit varint and range-checked into i32
 //!   (negative values are lost);
 //! - `IgnoreExpiry`: a clock stuck at 1 s after the epoch, so expired keys stay visible
-//!   (checked with already-expired keys from wrapped durations, and with a 1-second duration
-//!   and a real sleep);
+//!   (checked with already-expired keys from wrapped durations, which needs a built version
+//!   without `saturating_expire`, and with a 1-second duration and a real sleep);
 //! - `ClockFarAhead`: a clock at `u32::MAX`, so every key with an expire time is gone;
 //! - `Bug::VecBoolDropsLast`: `get_vec_bool` loses the last element (caught only because the
 //!   workloads write `std::vector<bool>` and the comparison reads it);
@@ -39,11 +39,55 @@ use conformance::run::load_repro;
 use conformance::sys::{built_versions, SysLib};
 use conformance::view::Listed;
 use conformance::workload::{GenConfig, Op, Repro, Workload, PAST_EXPIRE, SHORT_EXPIRE};
-use conformance::{ReaderFactory, ReaderView, RealReader, StoreKind, Value, ValueType};
+use conformance::{Features, ReaderFactory, ReaderView, RealReader, StoreKind, Value, ValueType};
 use mmkv_reader::{FixedClock, ReloadStats, Snapshot, Store};
 
-/// The oldest built version with `kind` (its `u32` expire sums wrap, so [`PAST_EXPIRE`] is
-/// already expired; newer versions saturate them).
+/// The oldest built version whose `u32` expire sums wrap (key expiration without
+/// `saturating_expire`), so that [`PAST_EXPIRE`] is already expired when it is set. When none
+/// is built, fails naming the versions that would do and what `MMKV_VERSIONS` was.
+fn oldest_wrapping_expire() -> SysLib {
+    let wraps = |f: &Features| StoreKind::Expire.supported_by(f) && !f.saturating_expire;
+    if let Some(lib) = built_versions()
+        .iter()
+        .filter_map(|t| SysLib::load(t).ok())
+        .find(|l| wraps(&l.features()))
+    {
+        return lib;
+    }
+    // The versions.yaml entries that would do, as runs of consecutive entries.
+    let mut runs: Vec<(String, String)> = Vec::new();
+    let mut previous_wraps = false;
+    for e in &mmkv_sys::versions::embedded().versions {
+        let w = wraps(&Features::from_set(e.features));
+        match runs.last_mut() {
+            Some(run) if w && previous_wraps => run.1 = e.tag.to_string(),
+            _ if w => runs.push((e.tag.to_string(), e.tag.to_string())),
+            _ => {}
+        }
+        previous_wraps = w;
+    }
+    let needed: Vec<String> = runs
+        .iter()
+        .map(|(a, b)| {
+            if a == b {
+                a.clone()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect();
+    panic!(
+        "already-expired keys need a built version with key_expire whose expire sums wrap \
+         (no saturating_expire): one of {}; built: [{}] (MMKV_VERSIONS={}). Add one to \
+         MMKV_VERSIONS, e.g. {}",
+        needed.join(", "),
+        built_versions().join(", "),
+        std::env::var("MMKV_VERSIONS").unwrap_or_else(|_| "unset, i.e. all".to_string()),
+        runs.last().map_or("none listed", |r| r.1.as_str()),
+    );
+}
+
+/// The oldest built version with `kind`.
 fn oldest_with(kind: StoreKind) -> SysLib {
     let tag = built_versions()
         .iter()
@@ -195,7 +239,7 @@ fn clock_far_ahead_is_caught_and_shrunk() {
 #[test]
 fn ignoring_expiry_is_caught_and_shrunk() {
     // Already-expired keys without sleeping: durations that wrap around to the past.
-    let lib = oldest_with(StoreKind::Expire);
+    let lib = oldest_wrapping_expire();
     let reader = RealReader::with_clock(Arc::new(FixedClock(1)));
     let gen = GenConfig {
         max_ops: 12,

@@ -69,6 +69,10 @@ features! {
     /// The data region starts with a 4-byte item-size holder (varint `0x00ffffff`, random from
     /// v1.3.9) (v1.2.0+); v1.1.x start it with the varint of the dictionary's encoded size.
     ItemSizeHolder = 15, "item_size_holder", api: false, "the data region starts with a 4-byte item-size holder (v1.2.0+)";
+    /// `now + expireDuration` is computed in 64 bits and saturates at `u32::MAX`
+    /// (`safeExpirationPlusCurrentTime`, v2.4.1+, back-ported to v1.3.17); before, the u32 sum
+    /// wraps, so a duration near `u32::MAX` gives an expire time in the past.
+    SaturatingExpire = 16, "saturating_expire", api: false, "expire durations that overflow u32 saturate instead of wrapping to the past (v2.4.1+, v1.3.17)";
 }
 
 impl Feature {
