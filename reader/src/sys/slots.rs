@@ -28,8 +28,9 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
     /// The (id, slot) of the [`Slots`] this thread used last: a hit skips the
-    /// `ThreadLocal` lookup (thread id, bucket, presence flag).
-    static LAST: Cell<(u64, *const Slot)> = const { Cell::new((0, std::ptr::null())) };
+    /// `ThreadLocal` lookup (thread id, bucket, presence flag). The pointer is dangling only
+    /// with id 0, which no `Slots` has (a `NonNull`, so a hit needs no null test).
+    static LAST: Cell<(u64, NonNull<Slot>)> = const { Cell::new((0, NonNull::dangling())) };
 }
 
 /// One store's per-thread slots, with a one-entry cache of the calling thread's slot.
@@ -57,7 +58,7 @@ impl Slots {
             // this thread; ids are never reused, so `self` is the `Slots` that owns the slot,
             // and `ThreadLocal` never moves or frees an entry while it is alive (that needs
             // `&mut self`). The slot is this thread's own (see `Slot::pin_if`).
-            return Some(unsafe { &*slot });
+            return Some(unsafe { slot.as_ref() });
         }
         self.get_uncached()
     }
@@ -66,25 +67,29 @@ impl Slots {
     #[inline(never)]
     fn get_uncached(&self) -> Option<&Slot> {
         let slot = self.slots.get()?;
-        LAST.with(|c| c.set((self.id, slot)));
+        LAST.with(|c| c.set((self.id, NonNull::from(slot))));
         Some(slot)
     }
 
-    /// This thread's slot, created empty when it has none.
-    pub(crate) fn get_or_default(&self) -> &Slot {
-        let slot = self.slots.get_or(Slot::default);
-        LAST.with(|c| c.set((self.id, slot)));
-        slot
+    /// Caches `cur` in this thread's slot (created holding it when the thread has none) and
+    /// pins it (see [`Slot::install`]).
+    pub(crate) fn install(&self, cur: Arc<SnapshotData>) -> Pinned<'_> {
+        let slot = self.slots.get_or(|| Slot {
+            snap: UnsafeCell::new(Arc::clone(&cur)),
+            borrows: Cell::new(0),
+        });
+        LAST.with(|c| c.set((self.id, NonNull::from(slot))));
+        slot.install(cur)
     }
 }
 
 /// One thread's cached snapshot of one store. Aligned to 128 bytes so that no two threads'
 /// slots share a cache line (or an adjacent-line prefetch pair).
 #[repr(align(128))]
-#[derive(Default)]
 pub(crate) struct Slot {
-    /// Only the owning thread reads or replaces it (see [`Slot::install`]).
-    snap: UnsafeCell<Option<Arc<SnapshotData>>>,
+    /// Only the owning thread reads or replaces it (see [`Slot::install`]). A slot is created
+    /// holding a snapshot, so a read needs no presence test.
+    snap: UnsafeCell<Arc<SnapshotData>>,
     /// Live [`Pinned`] borrows of `snap` on this thread.
     borrows: Cell<usize>,
 }
@@ -97,7 +102,7 @@ impl Slot {
         // thread (`Slot` is not `Sync`, so `&Slot` never crosses threads), and `snap` is only
         // written by `install` while no `Pinned` borrows it; this shared borrow ends before
         // any such write.
-        let arc = unsafe { (*self.snap.get()).as_ref()? };
+        let arc = unsafe { &*self.snap.get() };
         if !valid(arc) {
             return None;
         }
@@ -105,11 +110,11 @@ impl Slot {
     }
 
     #[inline]
-    fn pin<'a>(&'a self, arc: &'a Arc<SnapshotData>) -> Pinned<'a> {
+    fn pin(&self, arc: &Arc<SnapshotData>) -> Pinned<'_> {
         self.borrows.set(self.borrows.get() + 1);
         Pinned {
             snap: NonNull::from(&**arc),
-            hold: Hold::Slot(self, arc),
+            hold: Hold::Slot(self),
         }
     }
 
@@ -121,12 +126,9 @@ impl Slot {
         }
         // SAFETY: own thread (see `pin_if`) and no live borrow of `snap`: nothing points into
         // the value being replaced.
-        let old = unsafe { (*self.snap.get()).replace(cur) };
-        // SAFETY: as in `pin_if`; it was set just above.
-        let pinned = match unsafe { (*self.snap.get()).as_ref() } {
-            Some(arc) => self.pin(arc),
-            None => unreachable!("the slot was just filled"),
-        };
+        let old = unsafe { std::mem::replace(&mut *self.snap.get(), cur) };
+        // SAFETY: as in `pin_if`.
+        let pinned = self.pin(unsafe { &*self.snap.get() });
         // Dropped after pinning: a drop that reads the store (through a clock) cannot replace
         // the slot under the pin.
         drop(old);
@@ -136,7 +138,7 @@ impl Slot {
 
 enum Hold<'a> {
     /// Borrowed from this thread's slot (counted in its `borrows`).
-    Slot(&'a Slot, &'a Arc<SnapshotData>),
+    Slot(&'a Slot),
     /// An own reference (the slot was busy).
     Owned(Arc<SnapshotData>),
 }
@@ -161,7 +163,9 @@ impl Pinned<'_> {
     /// Another reference to the pinned snapshot.
     pub(crate) fn to_arc(&self) -> Arc<SnapshotData> {
         match &self.hold {
-            Hold::Slot(_, arc) => Arc::clone(arc),
+            // SAFETY: own thread (see `Slot::pin_if`); the slot's snapshot is not replaced
+            // while this pin is counted.
+            Hold::Slot(slot) => Arc::clone(unsafe { &*slot.snap.get() }),
             Hold::Owned(arc) => Arc::clone(arc),
         }
     }
@@ -180,7 +184,7 @@ impl std::ops::Deref for Pinned<'_> {
 impl Drop for Pinned<'_> {
     #[inline]
     fn drop(&mut self) {
-        if let Hold::Slot(slot, _) = self.hold {
+        if let Hold::Slot(slot) = self.hold {
             slot.borrows.set(slot.borrows.get() - 1);
         }
     }
