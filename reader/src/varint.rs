@@ -99,9 +99,10 @@ impl<'a> Cursor<'a> {
 const MAX_VARINT_LEN: usize = 10;
 
 /// `readRawVarint32` at the start of `buf`: the value and the bytes it took; `None` when the
-/// input ends first or the tenth byte still has its continuation bit.
+/// input ends first or the tenth byte still has its continuation bit. The scalar getters
+/// ([`crate::decode::as_i32`] ...) call it directly: no cursor, no error to build.
 #[inline]
-fn varint32(buf: &[u8]) -> Option<(u32, usize)> {
+pub(crate) fn varint32(buf: &[u8]) -> Option<(u32, usize)> {
     let mut result = 0u32;
     for i in 0..4 {
         let b = *buf.get(i)?;
@@ -128,7 +129,7 @@ fn varint32(buf: &[u8]) -> Option<(u32, usize)> {
 /// `readInt64` at the start of `buf`: the value and the bytes it took; `None` when the input
 /// ends first or the tenth byte still has its continuation bit.
 #[inline]
-fn varint64(buf: &[u8]) -> Option<(u64, usize)> {
+pub(crate) fn varint64(buf: &[u8]) -> Option<(u64, usize)> {
     let mut result = 0u64;
     for i in 0..MAX_VARINT_LEN {
         let b = *buf.get(i)?;
