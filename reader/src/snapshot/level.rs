@@ -48,11 +48,9 @@ impl Level {
             &self.chunks[i as usize]
         }
     }
-    // Spans are added in `usize` (no wrap-around), so each slice costs one bounds check.
     #[inline]
     pub(super) fn key(&self, e: &Entry) -> &[u8] {
-        let start = e.key_off as usize;
-        &self.chunk(e.chunk)[start..start + e.key_len as usize]
+        key_in(self.chunk(e.chunk), e)
     }
     /// The stored value of `e` (empty for a tombstone).
     #[inline]
@@ -67,6 +65,24 @@ impl Level {
     pub(super) fn find(&self, h: u64, key: &[u8]) -> Option<&Entry> {
         self.table.find(h, |e| key_eq(self.key(e), key))
     }
+    /// The stored value of `key` (hash `h`) in a level that has at most one chunk (so every
+    /// entry points into `chunks[0]`): [`Level::find`] then [`Level::val`] without choosing a
+    /// chunk per entry. Only for such levels: on others it would compare keys against the
+    /// wrong buffer.
+    #[inline]
+    pub(super) fn find_in_first(&self, h: u64, key: &[u8]) -> Option<&[u8]> {
+        let chunk: &[u8] = &self.first;
+        let e = self.table.find(h, |e| key_eq(key_in(chunk, e), key))?;
+        Some(value_after(chunk, e.key_off as usize + e.key_len as usize))
+    }
+}
+
+/// The key of `e` in its chunk `chunk`. Spans are added in `usize` (no wrap-around), so the
+/// slice costs one bounds check.
+#[inline(always)]
+fn key_in<'a>(chunk: &'a [u8], e: &Entry) -> &'a [u8] {
+    let start = e.key_off as usize;
+    &chunk[start..start + e.key_len as usize]
 }
 
 /// `a == b` without a `memcmp` call (a call in the probe loop makes the whole lookup save and
