@@ -114,7 +114,7 @@ impl Slot {
         self.borrows.set(self.borrows.get() + 1);
         Pinned {
             snap: NonNull::from(&**arc),
-            hold: Hold::Slot(self),
+            slot: Some(self),
         }
     }
 
@@ -136,37 +136,41 @@ impl Slot {
     }
 }
 
-enum Hold<'a> {
-    /// Borrowed from this thread's slot (counted in its `borrows`).
-    Slot(&'a Slot),
-    /// An own reference (the slot was busy).
-    Owned(Arc<SnapshotData>),
-}
-
 /// The snapshot one read (or one [`SnapshotRef`](crate::SnapshotRef)) uses: borrowed from the
-/// thread's slot, or owned.
+/// thread's slot, or owned. Two words: the snapshot and the slot (no slot: owned).
 pub(crate) struct Pinned<'a> {
-    /// Points into the `Arc` that `hold` keeps alive.
+    /// The pinned snapshot: the slot's (counted in its `borrows`), or, without a slot, a
+    /// pointer from [`Arc::into_raw`] that this pin owns one reference of.
     snap: NonNull<SnapshotData>,
-    hold: Hold<'a>,
+    slot: Option<&'a Slot>,
 }
 
 impl Pinned<'_> {
     /// Holds its own reference to `arc`.
     pub(crate) fn owned(arc: Arc<SnapshotData>) -> Pinned<'static> {
         Pinned {
-            snap: NonNull::from(&*arc),
-            hold: Hold::Owned(arc),
+            // SAFETY: `Arc::into_raw` never returns null.
+            snap: unsafe { NonNull::new_unchecked(Arc::into_raw(arc).cast_mut()) },
+            slot: None,
         }
     }
 
     /// Another reference to the pinned snapshot.
     pub(crate) fn to_arc(&self) -> Arc<SnapshotData> {
-        match &self.hold {
+        match self.slot {
             // SAFETY: own thread (see `Slot::pin_if`); the slot's snapshot is not replaced
             // while this pin is counted.
-            Hold::Slot(slot) => Arc::clone(unsafe { &*slot.snap.get() }),
-            Hold::Owned(arc) => Arc::clone(arc),
+            Some(slot) => Arc::clone(unsafe { &*slot.snap.get() }),
+            None => {
+                let p = self.snap.as_ptr().cast_const();
+                // SAFETY: `p` came from `Arc::into_raw` and this pin still owns that
+                // reference, so the count is >= 1 while it is incremented; the increment is
+                // the reference the returned `Arc` owns.
+                unsafe {
+                    Arc::increment_strong_count(p);
+                    Arc::from_raw(p)
+                }
+            }
         }
     }
 }
@@ -175,8 +179,8 @@ impl std::ops::Deref for Pinned<'_> {
     type Target = SnapshotData;
     #[inline]
     fn deref(&self) -> &SnapshotData {
-        // SAFETY: `snap` points into the allocation of the `Arc` that `hold` keeps alive: the
-        // owned one, or the slot's, which is not replaced while this pin is counted.
+        // SAFETY: `snap` points to a snapshot kept alive by the `Arc` reference this pin owns
+        // or by the slot's, which is not replaced while this pin is counted.
         unsafe { self.snap.as_ref() }
     }
 }
@@ -184,8 +188,11 @@ impl std::ops::Deref for Pinned<'_> {
 impl Drop for Pinned<'_> {
     #[inline]
     fn drop(&mut self) {
-        if let Hold::Slot(slot) = self.hold {
-            slot.borrows.set(slot.borrows.get() - 1);
+        match self.slot {
+            Some(slot) => slot.borrows.set(slot.borrows.get() - 1),
+            // SAFETY: the pointer came from `Arc::into_raw` (see `owned`) and the reference
+            // it stands for is released once, here.
+            None => drop(unsafe { Arc::from_raw(self.snap.as_ptr().cast_const()) }),
         }
     }
 }
