@@ -27,7 +27,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::parse::{Cursor, ParseResult};
-use crate::varint::{varint32, varint64};
+use crate::varint::{varint32_value, varint64};
 
 /// THE value-type table: one row per getter type of the official API, in manifest order.
 ///
@@ -230,19 +230,19 @@ fn nonempty(p: &[u8]) -> Option<&[u8]> {
 /// `getBool`: varint32 != 0.
 #[inline]
 pub fn as_bool(payload: &[u8]) -> Option<bool> {
-    varint32(payload).map(|(v, _)| v != 0)
+    varint32_value(payload).map(|(v, _)| v != 0)
 }
 
 /// `getInt32`: `readRawVarint32` as signed.
 #[inline]
 pub fn as_i32(payload: &[u8]) -> Option<i32> {
-    varint32(payload).map(|(v, _)| v as i32)
+    varint32_value(payload).map(|(v, _)| v as i32)
 }
 
 /// `getUInt32`: `readRawVarint32` as unsigned.
 #[inline]
 pub fn as_u32(payload: &[u8]) -> Option<u32> {
-    varint32(payload).map(|(v, _)| v)
+    varint32_value(payload).map(|(v, _)| v)
 }
 
 /// `getInt64`: `readInt64`.
