@@ -27,7 +27,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::parse::{Cursor, ParseResult};
-use crate::varint::{varint32_value, varint64};
+use crate::varint::{len_prefixed, varint32_value, varint64};
 
 /// THE value-type table: one row per getter type of the official API, in manifest order.
 ///
@@ -271,7 +271,7 @@ pub fn as_f64(payload: &[u8]) -> Option<f64> {
 /// (zero-copy). `Some(&[])` for an empty byte string.
 #[inline]
 pub fn as_bytes(payload: &[u8]) -> Option<&[u8]> {
-    Cursor::new(payload).read_len_prefixed().ok()
+    len_prefixed(payload).map(|(run, _)| run)
 }
 
 /// `getBytes` into an owned buffer.

@@ -60,17 +60,13 @@ impl<'a> Cursor<'a> {
     /// [`ParseErrorKind::LengthPastEnd`] (both at the length's offset).
     #[inline(always)]
     pub fn read_len_prefixed(&mut self) -> ParseResult<&'a [u8]> {
-        let buf = self.rest();
-        if let Some((len, n)) = varint32(buf) {
-            if (len as i32) >= 0 {
-                // n <= 10 and len < 2^31: the sum fits even a 32-bit usize.
-                if let Some(run) = buf.get(n..n + len as usize) {
-                    self.advance(n + run.len());
-                    return Ok(run);
-                }
+        match len_prefixed(self.rest()) {
+            Some((run, end)) => {
+                self.advance(end);
+                Ok(run)
             }
+            None => Err(self.len_prefixed_error()),
         }
-        Err(self.len_prefixed_error())
     }
 
     /// Why [`Cursor::read_len_prefixed`] failed (out of line, see [`Cursor::varint_error`]).
@@ -93,6 +89,20 @@ impl<'a> Cursor<'a> {
         };
         ParseError::new(kind, start)
     }
+}
+
+/// [`Cursor::read_len_prefixed`] at the start of `buf`: the run and where it ends; `None`
+/// where the read fails. The byte getters ([`crate::decode::as_bytes`] ...) call it directly:
+/// no cursor, no error to build.
+#[inline(always)]
+pub(crate) fn len_prefixed(buf: &[u8]) -> Option<(&[u8], usize)> {
+    let (len, n) = varint32(buf)?;
+    if (len as i32) < 0 {
+        return None;
+    }
+    // n <= 10 and len < 2^31: the sum fits even a 32-bit usize.
+    let run = buf.get(n..n + len as usize)?;
+    Some((run, n + run.len()))
 }
 
 /// The longest varint either decoder reads.

@@ -145,7 +145,7 @@ macro_rules! snapshot_getters {
         $dec:ident : $t:ty => $get:ident $(| $own:ident : $o:ty => $oget:ident)?;)*) => {
         $(
             #[doc = concat!("`", $official, "` ([`decode::", stringify!($dec), "`]).")]
-            #[inline]
+            #[inline(always)]
             #[allow(clippy::needless_lifetimes)]
             pub fn $get<'a>(&'a self, key: impl AsRef<[u8]>) -> Option<$t> {
                 decode::$dec(self.payload(key.as_ref())?)
