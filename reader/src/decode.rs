@@ -27,6 +27,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::parse::{Cursor, ParseResult};
+use crate::varint::{len_prefixed, varint32_value, varint64};
 
 /// THE value-type table: one row per getter type of the official API, in manifest order.
 ///
@@ -229,31 +230,31 @@ fn nonempty(p: &[u8]) -> Option<&[u8]> {
 /// `getBool`: varint32 != 0.
 #[inline]
 pub fn as_bool(payload: &[u8]) -> Option<bool> {
-    Cursor::new(payload).read_varint32().ok().map(|v| v != 0)
+    varint32_value(payload).map(|(v, _)| v != 0)
 }
 
 /// `getInt32`: `readRawVarint32` as signed.
 #[inline]
 pub fn as_i32(payload: &[u8]) -> Option<i32> {
-    Cursor::new(payload).read_varint32().ok().map(|v| v as i32)
+    varint32_value(payload).map(|(v, _)| v as i32)
 }
 
 /// `getUInt32`: `readRawVarint32` as unsigned.
 #[inline]
 pub fn as_u32(payload: &[u8]) -> Option<u32> {
-    Cursor::new(payload).read_varint32().ok()
+    varint32_value(payload).map(|(v, _)| v)
 }
 
 /// `getInt64`: `readInt64`.
 #[inline]
 pub fn as_i64(payload: &[u8]) -> Option<i64> {
-    Cursor::new(payload).read_varint64().ok().map(|v| v as i64)
+    varint64(payload).map(|(v, _)| v as i64)
 }
 
 /// `getUInt64`: `readInt64` as unsigned.
 #[inline]
 pub fn as_u64(payload: &[u8]) -> Option<u64> {
-    Cursor::new(payload).read_varint64().ok()
+    varint64(payload).map(|(v, _)| v)
 }
 
 /// `getFloat`: 4 bytes little-endian.
@@ -270,7 +271,7 @@ pub fn as_f64(payload: &[u8]) -> Option<f64> {
 /// (zero-copy). `Some(&[])` for an empty byte string.
 #[inline]
 pub fn as_bytes(payload: &[u8]) -> Option<&[u8]> {
-    Cursor::new(payload).read_len_prefixed().ok()
+    len_prefixed(payload).map(|(run, _)| run)
 }
 
 /// `getBytes` into an owned buffer.

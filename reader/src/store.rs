@@ -341,7 +341,7 @@ impl Store {
     #[inline(never)]
     fn checked_slow(&self) -> Pinned<'_> {
         let cur = self.checked_arc();
-        self.local.get_or_default().install(cur)
+        self.local.install(cur)
     }
 
     /// The store's current snapshot after the check-on-read (reloading first if the meta

@@ -60,17 +60,13 @@ impl<'a> Cursor<'a> {
     /// [`ParseErrorKind::LengthPastEnd`] (both at the length's offset).
     #[inline(always)]
     pub fn read_len_prefixed(&mut self) -> ParseResult<&'a [u8]> {
-        let buf = self.rest();
-        if let Some((len, n)) = varint32(buf) {
-            if (len as i32) >= 0 {
-                // n <= 10 and len < 2^31: the sum fits even a 32-bit usize.
-                if let Some(run) = buf.get(n..n + len as usize) {
-                    self.advance(n + run.len());
-                    return Ok(run);
-                }
+        match len_prefixed(self.rest()) {
+            Some((run, end)) => {
+                self.advance(end);
+                Ok(run)
             }
+            None => Err(self.len_prefixed_error()),
         }
-        Err(self.len_prefixed_error())
     }
 
     /// Why [`Cursor::read_len_prefixed`] failed (out of line, see [`Cursor::varint_error`]).
@@ -95,6 +91,20 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// [`Cursor::read_len_prefixed`] at the start of `buf`: the run and where it ends; `None`
+/// where the read fails. The byte getters ([`crate::decode::as_bytes`] ...) call it directly:
+/// no cursor, no error to build.
+#[inline(always)]
+pub(crate) fn len_prefixed(buf: &[u8]) -> Option<(&[u8], usize)> {
+    let (len, n) = varint32(buf)?;
+    if (len as i32) < 0 {
+        return None;
+    }
+    // n <= 10 and len < 2^31: the sum fits even a 32-bit usize.
+    let run = buf.get(n..n + len as usize)?;
+    Some((run, n + run.len()))
+}
+
 /// The longest varint either decoder reads.
 const MAX_VARINT_LEN: usize = 10;
 
@@ -102,6 +112,25 @@ const MAX_VARINT_LEN: usize = 10;
 /// input ends first or the tenth byte still has its continuation bit.
 #[inline]
 fn varint32(buf: &[u8]) -> Option<(u32, usize)> {
+    varint32_with(buf, upper_half_end)
+}
+
+/// [`varint32`] for the scalar getters ([`crate::decode::as_i32`] ...), which call it
+/// directly (no cursor, no error to build), inlined whole, with the upper half of a negative
+/// value (ten bytes) tested as a word ([`upper_half_end_word`]).
+#[inline(always)]
+pub(crate) fn varint32_value(buf: &[u8]) -> Option<(u32, usize)> {
+    varint32_with(buf, upper_half_end_word)
+}
+
+/// How a varint32's skipped upper half is found: `(buf, value)` to `(value, length)` (see
+/// [`upper_half_end`]).
+type UpperEnd = fn(&[u8], u32) -> Option<(u32, usize)>;
+
+/// The `readRawVarint32` rule, the skipped upper half (when the fifth byte has its
+/// continuation bit) left to `upper_end`, given the value.
+#[inline(always)]
+fn varint32_with(buf: &[u8], upper_end: UpperEnd) -> Option<(u32, usize)> {
     let mut result = 0u32;
     for i in 0..4 {
         let b = *buf.get(i)?;
@@ -117,6 +146,14 @@ fn varint32(buf: &[u8]) -> Option<(u32, usize)> {
         return Some((result, 5));
     }
     // The upper half of a 64-bit varint (a negative `int32`): skipped.
+    upper_end(buf, result)
+}
+
+/// `result` and the varint's length, the end of the skipped upper half of a varint32 found:
+/// the first of bytes 5 to 9 of `buf` without a continuation bit ends it; `None` when the
+/// input ends first or the tenth byte still has its continuation bit.
+#[inline]
+fn upper_half_end(buf: &[u8], result: u32) -> Option<(u32, usize)> {
     for i in 5..MAX_VARINT_LEN {
         if *buf.get(i)? < 0x80 {
             return Some((result, i + 1));
@@ -125,10 +162,23 @@ fn varint32(buf: &[u8]) -> Option<(u32, usize)> {
     None
 }
 
+/// [`upper_half_end`] testing bytes 5 to 8 as one word when all five bytes are at hand.
+#[inline]
+fn upper_half_end_word(buf: &[u8], result: u32) -> Option<(u32, usize)> {
+    let Some(&[b5, b6, b7, b8, b9]) = buf.get(5..MAX_VARINT_LEN) else {
+        return upper_half_end(buf, result);
+    };
+    let ends = !u32::from_le_bytes([b5, b6, b7, b8]) & 0x8080_8080;
+    if ends != 0 {
+        return Some((result, 6 + ends.trailing_zeros() as usize / 8));
+    }
+    (b9 < 0x80).then_some((result, MAX_VARINT_LEN))
+}
+
 /// `readInt64` at the start of `buf`: the value and the bytes it took; `None` when the input
 /// ends first or the tenth byte still has its continuation bit.
 #[inline]
-fn varint64(buf: &[u8]) -> Option<(u64, usize)> {
+pub(crate) fn varint64(buf: &[u8]) -> Option<(u64, usize)> {
     let mut result = 0u64;
     for i in 0..MAX_VARINT_LEN {
         let b = *buf.get(i)?;

@@ -70,6 +70,17 @@ impl SnapshotData {
     /// The payload of a live, unexpired key.
     #[inline]
     pub(crate) fn payload(&self, key: &[u8]) -> Option<&[u8]> {
+        if self.plain {
+            // One level (which holds no tombstones) over one chunk, no expire suffix.
+            return self.base.find_in_first(self.hasher.hash_one(key), key);
+        }
+        self.payload_in_levels(key)
+    }
+
+    /// [`SnapshotData::payload`] of a snapshot with more than one level or key expiration
+    /// (out of line: the plain lookup stays small).
+    #[inline(never)]
+    fn payload_in_levels(&self, key: &[u8]) -> Option<&[u8]> {
         let v = self.stored(key)?;
         if !self.key_expire {
             return Some(v);
@@ -134,7 +145,7 @@ macro_rules! snapshot_getters {
         $dec:ident : $t:ty => $get:ident $(| $own:ident : $o:ty => $oget:ident)?;)*) => {
         $(
             #[doc = concat!("`", $official, "` ([`decode::", stringify!($dec), "`]).")]
-            #[inline]
+            #[inline(always)]
             #[allow(clippy::needless_lifetimes)]
             pub fn $get<'a>(&'a self, key: impl AsRef<[u8]>) -> Option<$t> {
                 decode::$dec(self.payload(key.as_ref())?)

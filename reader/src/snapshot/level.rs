@@ -48,11 +48,9 @@ impl Level {
             &self.chunks[i as usize]
         }
     }
-    // Spans are added in `usize` (no wrap-around), so each slice costs one bounds check.
     #[inline]
     pub(super) fn key(&self, e: &Entry) -> &[u8] {
-        let start = e.key_off as usize;
-        &self.chunk(e.chunk)[start..start + e.key_len as usize]
+        key_in(self.chunk(e.chunk), e)
     }
     /// The stored value of `e` (empty for a tombstone).
     #[inline]
@@ -67,6 +65,29 @@ impl Level {
     pub(super) fn find(&self, h: u64, key: &[u8]) -> Option<&Entry> {
         self.table.find(h, |e| key_eq(self.key(e), key))
     }
+    /// The stored value of `key` (hash `h`) in a level that has at most one chunk (so every
+    /// entry points into `chunks[0]`): [`Level::find`] then [`Level::val`] without choosing a
+    /// chunk per entry. Only for such levels: on others it would compare keys against the
+    /// wrong buffer.
+    #[inline]
+    pub(super) fn find_in_first(&self, h: u64, key: &[u8]) -> Option<&[u8]> {
+        let chunk: &[u8] = &self.first;
+        // The key's end is checked to be before the chunk's end (a record's value length
+        // follows its key), which also bounds the value's first byte below.
+        let e = self.table.find(h, |e| {
+            let end = e.key_off as usize + e.key_len as usize;
+            end < chunk.len() && key_eq(key_in(chunk, e), key)
+        })?;
+        value_at(chunk, e.key_off as usize + e.key_len as usize)
+    }
+}
+
+/// The key of `e` in its chunk `chunk`. Spans are added in `usize` (no wrap-around), so the
+/// slice costs one bounds check.
+#[inline(always)]
+fn key_in<'a>(chunk: &'a [u8], e: &Entry) -> &'a [u8] {
+    let start = e.key_off as usize;
+    &chunk[start..start + e.key_len as usize]
 }
 
 /// `a == b` without a `memcmp` call (a call in the probe loop makes the whole lookup save and
@@ -112,25 +133,31 @@ fn key_eq(a: &[u8], b: &[u8]) -> bool {
 /// panic.
 #[inline]
 fn value_after(chunk: &[u8], at: usize) -> &[u8] {
+    value_at(chunk, at).unwrap_or_default()
+}
+
+/// [`value_after`], `None` where it is empty because the run is not there.
+#[inline]
+fn value_at(chunk: &[u8], at: usize) -> Option<&[u8]> {
     match chunk.get(at) {
         // One- and two-byte lengths (values under 16 KiB) inline.
-        Some(&n) if n < 0x80 => chunk.get(at + 1..at + 1 + n as usize).unwrap_or_default(),
+        Some(&n) if n < 0x80 => chunk.get(at + 1..at + 1 + n as usize),
         Some(&b0) => match chunk.get(at + 1) {
             Some(&b1) if b1 < 0x80 => {
                 let len = (b0 & 0x7f) as usize | (b1 as usize) << 7;
-                chunk.get(at + 2..at + 2 + len).unwrap_or_default()
+                chunk.get(at + 2..at + 2 + len)
             }
-            _ => long_value(chunk.get(at..).unwrap_or_default()),
+            _ => long_value(chunk.get(at..)?),
         },
-        None => &[],
+        None => None,
     }
 }
 
-/// [`value_after`] of a value with a length of three bytes or more (out of line: the usual
+/// [`value_at`] of a value with a length of three bytes or more (out of line: the usual
 /// values' lookup stays small).
 #[inline(never)]
-fn long_value(rest: &[u8]) -> &[u8] {
-    Cursor::new(rest).read_len_prefixed().unwrap_or_default()
+fn long_value(rest: &[u8]) -> Option<&[u8]> {
+    Cursor::new(rest).read_len_prefixed().ok()
 }
 
 /// Where a chunk's bytes come from: spans of a record inside the chunk buffer.

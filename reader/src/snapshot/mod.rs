@@ -51,6 +51,9 @@ pub struct SnapshotData {
     pub(crate) meta: MetaInfo,
     pub(crate) observed: Triple,
     pub(crate) key_expire: bool,
+    /// One level over one chunk and no key expiration (the state after a full load): a read
+    /// is one table lookup in one buffer, asked with one test ([`SnapshotData::payload`]).
+    plain: bool,
     pub(crate) clock: Arc<dyn Clock>,
     /// Live entries, not counting expiration.
     pub(crate) len: usize,
@@ -196,6 +199,7 @@ impl SnapshotData {
     fn assemble(levels: Vec<Arc<Level>>, hasher: KeyHasher, len: usize, info: BuildInfo) -> Self {
         SnapshotData {
             base: Arc::clone(&levels[0]),
+            plain: levels.len() == 1 && levels[0].chunks.len() <= 1 && !info.meta.key_expire(),
             levels,
             hasher,
             key_expire: info.meta.key_expire(),

@@ -28,8 +28,9 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
     /// The (id, slot) of the [`Slots`] this thread used last: a hit skips the
-    /// `ThreadLocal` lookup (thread id, bucket, presence flag).
-    static LAST: Cell<(u64, *const Slot)> = const { Cell::new((0, std::ptr::null())) };
+    /// `ThreadLocal` lookup (thread id, bucket, presence flag). The pointer is dangling only
+    /// with id 0, which no `Slots` has (a `NonNull`, so a hit needs no null test).
+    static LAST: Cell<(u64, NonNull<Slot>)> = const { Cell::new((0, NonNull::dangling())) };
 }
 
 /// One store's per-thread slots, with a one-entry cache of the calling thread's slot.
@@ -57,7 +58,7 @@ impl Slots {
             // this thread; ids are never reused, so `self` is the `Slots` that owns the slot,
             // and `ThreadLocal` never moves or frees an entry while it is alive (that needs
             // `&mut self`). The slot is this thread's own (see `Slot::pin_if`).
-            return Some(unsafe { &*slot });
+            return Some(unsafe { slot.as_ref() });
         }
         self.get_uncached()
     }
@@ -66,25 +67,29 @@ impl Slots {
     #[inline(never)]
     fn get_uncached(&self) -> Option<&Slot> {
         let slot = self.slots.get()?;
-        LAST.with(|c| c.set((self.id, slot)));
+        LAST.with(|c| c.set((self.id, NonNull::from(slot))));
         Some(slot)
     }
 
-    /// This thread's slot, created empty when it has none.
-    pub(crate) fn get_or_default(&self) -> &Slot {
-        let slot = self.slots.get_or(Slot::default);
-        LAST.with(|c| c.set((self.id, slot)));
-        slot
+    /// Caches `cur` in this thread's slot (created holding it when the thread has none) and
+    /// pins it (see [`Slot::install`]).
+    pub(crate) fn install(&self, cur: Arc<SnapshotData>) -> Pinned<'_> {
+        let slot = self.slots.get_or(|| Slot {
+            snap: UnsafeCell::new(Arc::clone(&cur)),
+            borrows: Cell::new(0),
+        });
+        LAST.with(|c| c.set((self.id, NonNull::from(slot))));
+        slot.install(cur)
     }
 }
 
 /// One thread's cached snapshot of one store. Aligned to 128 bytes so that no two threads'
 /// slots share a cache line (or an adjacent-line prefetch pair).
 #[repr(align(128))]
-#[derive(Default)]
 pub(crate) struct Slot {
-    /// Only the owning thread reads or replaces it (see [`Slot::install`]).
-    snap: UnsafeCell<Option<Arc<SnapshotData>>>,
+    /// Only the owning thread reads or replaces it (see [`Slot::install`]). A slot is created
+    /// holding a snapshot, so a read needs no presence test.
+    snap: UnsafeCell<Arc<SnapshotData>>,
     /// Live [`Pinned`] borrows of `snap` on this thread.
     borrows: Cell<usize>,
 }
@@ -97,7 +102,7 @@ impl Slot {
         // thread (`Slot` is not `Sync`, so `&Slot` never crosses threads), and `snap` is only
         // written by `install` while no `Pinned` borrows it; this shared borrow ends before
         // any such write.
-        let arc = unsafe { (*self.snap.get()).as_ref()? };
+        let arc = unsafe { &*self.snap.get() };
         if !valid(arc) {
             return None;
         }
@@ -105,11 +110,11 @@ impl Slot {
     }
 
     #[inline]
-    fn pin<'a>(&'a self, arc: &'a Arc<SnapshotData>) -> Pinned<'a> {
+    fn pin(&self, arc: &Arc<SnapshotData>) -> Pinned<'_> {
         self.borrows.set(self.borrows.get() + 1);
         Pinned {
             snap: NonNull::from(&**arc),
-            hold: Hold::Slot(self, arc),
+            slot: Some(self),
         }
     }
 
@@ -121,12 +126,9 @@ impl Slot {
         }
         // SAFETY: own thread (see `pin_if`) and no live borrow of `snap`: nothing points into
         // the value being replaced.
-        let old = unsafe { (*self.snap.get()).replace(cur) };
-        // SAFETY: as in `pin_if`; it was set just above.
-        let pinned = match unsafe { (*self.snap.get()).as_ref() } {
-            Some(arc) => self.pin(arc),
-            None => unreachable!("the slot was just filled"),
-        };
+        let old = unsafe { std::mem::replace(&mut *self.snap.get(), cur) };
+        // SAFETY: as in `pin_if`.
+        let pinned = self.pin(unsafe { &*self.snap.get() });
         // Dropped after pinning: a drop that reads the store (through a clock) cannot replace
         // the slot under the pin.
         drop(old);
@@ -134,35 +136,41 @@ impl Slot {
     }
 }
 
-enum Hold<'a> {
-    /// Borrowed from this thread's slot (counted in its `borrows`).
-    Slot(&'a Slot, &'a Arc<SnapshotData>),
-    /// An own reference (the slot was busy).
-    Owned(Arc<SnapshotData>),
-}
-
 /// The snapshot one read (or one [`SnapshotRef`](crate::SnapshotRef)) uses: borrowed from the
-/// thread's slot, or owned.
+/// thread's slot, or owned. Two words: the snapshot and the slot (no slot: owned).
 pub(crate) struct Pinned<'a> {
-    /// Points into the `Arc` that `hold` keeps alive.
+    /// The pinned snapshot: the slot's (counted in its `borrows`), or, without a slot, a
+    /// pointer from [`Arc::into_raw`] that this pin owns one reference of.
     snap: NonNull<SnapshotData>,
-    hold: Hold<'a>,
+    slot: Option<&'a Slot>,
 }
 
 impl Pinned<'_> {
     /// Holds its own reference to `arc`.
     pub(crate) fn owned(arc: Arc<SnapshotData>) -> Pinned<'static> {
         Pinned {
-            snap: NonNull::from(&*arc),
-            hold: Hold::Owned(arc),
+            // SAFETY: `Arc::into_raw` never returns null.
+            snap: unsafe { NonNull::new_unchecked(Arc::into_raw(arc).cast_mut()) },
+            slot: None,
         }
     }
 
     /// Another reference to the pinned snapshot.
     pub(crate) fn to_arc(&self) -> Arc<SnapshotData> {
-        match &self.hold {
-            Hold::Slot(_, arc) => Arc::clone(arc),
-            Hold::Owned(arc) => Arc::clone(arc),
+        match self.slot {
+            // SAFETY: own thread (see `Slot::pin_if`); the slot's snapshot is not replaced
+            // while this pin is counted.
+            Some(slot) => Arc::clone(unsafe { &*slot.snap.get() }),
+            None => {
+                let p = self.snap.as_ptr().cast_const();
+                // SAFETY: `p` came from `Arc::into_raw` and this pin still owns that
+                // reference, so the count is >= 1 while it is incremented; the increment is
+                // the reference the returned `Arc` owns.
+                unsafe {
+                    Arc::increment_strong_count(p);
+                    Arc::from_raw(p)
+                }
+            }
         }
     }
 }
@@ -171,8 +179,8 @@ impl std::ops::Deref for Pinned<'_> {
     type Target = SnapshotData;
     #[inline]
     fn deref(&self) -> &SnapshotData {
-        // SAFETY: `snap` points into the allocation of the `Arc` that `hold` keeps alive: the
-        // owned one, or the slot's, which is not replaced while this pin is counted.
+        // SAFETY: `snap` points to a snapshot kept alive by the `Arc` reference this pin owns
+        // or by the slot's, which is not replaced while this pin is counted.
         unsafe { self.snap.as_ref() }
     }
 }
@@ -180,8 +188,11 @@ impl std::ops::Deref for Pinned<'_> {
 impl Drop for Pinned<'_> {
     #[inline]
     fn drop(&mut self) {
-        if let Hold::Slot(slot, _) = self.hold {
-            slot.borrows.set(slot.borrows.get() - 1);
+        match self.slot {
+            Some(slot) => slot.borrows.set(slot.borrows.get() - 1),
+            // SAFETY: the pointer came from `Arc::into_raw` (see `owned`) and the reference
+            // it stands for is released once, here.
+            None => drop(unsafe { Arc::from_raw(self.snap.as_ptr().cast_const()) }),
         }
     }
 }
