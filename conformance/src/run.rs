@@ -48,7 +48,7 @@ use crate::compare::{
 use crate::error::{Error, Result};
 use crate::exceptions::{accepted, Difference, Exception, Scope};
 use crate::kind::{ModeKind, StoreKind};
-use crate::official::{OfficialLib, OfficialStore};
+use crate::official::{hold_process, OfficialLib, OfficialStore};
 use crate::value::Value;
 use crate::view::{ReaderFactory, ReaderView};
 use crate::workload::{
@@ -291,6 +291,9 @@ pub fn run_steps(
     let first = steps
         .first()
         .ok_or_else(|| Error::Other("a run needs at least one step".to_string()))?;
+    // Held to the end of the run: v1.2.16-v1.3.0 multi-process instances must not share the
+    // process with other runs (see `ProcessHold`).
+    let _process = hold_process(steps.iter().map(|s| s.lib.tag()), kind);
     let dir = tempfile::Builder::new()
         .prefix("conformance-")
         .tempdir()
