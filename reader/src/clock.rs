@@ -18,16 +18,34 @@ pub trait Clock: Send + Sync {
     fn now_secs(&self) -> u32;
 }
 
-/// The system clock.
+/// The system clock, read as the official `getCurrentTimeInSecond` reads it: `time(nullptr)`.
+/// On Linux (glibc) that is the coarse real-time clock, which the kernel advances once a tick
+/// and so turns to a new second a few milliseconds after the precise one does (7 ms measured on
+/// a CI machine): a key whose expire time is that second is still live for the official library
+/// in that window, and so for this clock. Elsewhere, the real-time clock.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now_secs(&self) -> u32 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs().min(u32::MAX as u64) as u32)
-            .unwrap_or(0)
+        // The official library truncates `time_t` to `u32` (`static_cast`); a clock before
+        // the epoch or past 2106 is clamped here instead (no MMKV expire time is there).
+        u32::try_from(time_secs().max(0)).unwrap_or(u32::MAX)
+    }
+}
+
+/// `time(nullptr)`: the coarse real-time clock on Linux.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn time_secs() -> i64 {
+    rustix::time::clock_gettime(rustix::time::ClockId::RealtimeCoarse).tv_sec
+}
+
+/// `time(nullptr)`: the real-time clock.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn time_secs() -> i64 {
+    match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+        Err(_) => 0,
     }
 }
 
