@@ -30,9 +30,10 @@
 //! The expire time the reader reports for a key is checked against the time window around
 //! the `set` call that wrote it (whenever that window is known exactly).
 //!
-//! Time: the reader uses the system clock, like the official library (`time(nullptr)`).
-//! Workloads only use expire durations far from "now" or [`SHORT_EXPIRE`]; after a short one
-//! the runner sleeps until it has certainly passed before anything is compared.
+//! Time: the reader reads the official library's clock (`time(nullptr)`, see
+//! [`mmkv_reader::SystemClock`]). Workloads only use expire durations far from "now" or
+//! [`SHORT_EXPIRE`]; after a short one the runner sleeps until it has certainly passed, on that
+//! clock too ([`sleep_until_secs`]), before anything is compared.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -63,18 +64,28 @@ pub fn now_secs() -> u64 {
         .unwrap_or(0)
 }
 
-/// Sleeps until `now_secs() >= secs`.
+/// Sleeps until `now_secs() >= secs` and the official library's clock says so too: it reads
+/// `time(nullptr)`, on Linux the coarse clock the kernel advances once a tick, so right after a
+/// second begins it can still report the one before (7 ms behind on a CI machine). A check
+/// made then would find a short expiry not yet passed for the official instance (a CI run,
+/// whose reader still read the precise clock, failed so in three expiring kinds at once).
 pub fn sleep_until_secs(secs: u64) {
     loop {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
-        if now.as_secs() >= secs {
+        if now.as_secs() >= secs && official_clock_secs() >= secs {
             return;
         }
-        let left = Duration::from_secs(secs) - now;
+        let left = Duration::from_secs(secs).saturating_sub(now);
         std::thread::sleep(left + Duration::from_millis(5));
     }
+}
+
+/// The seconds the official library's `time(nullptr)` returns now: the reader's
+/// [`SystemClock`](mmkv_reader::SystemClock) reads that same clock.
+fn official_clock_secs() -> u64 {
+    u64::from(mmkv_reader::Clock::now_secs(&mmkv_reader::SystemClock))
 }
 
 /// An accepted upstream difference (see [`crate::exceptions`]).
@@ -1286,4 +1297,41 @@ pub fn load_repro(path: &Path) -> Result<Repro> {
         path: file,
         message: e.to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// After the wait, both clocks have reached the second: the precise one the harness reads
+    /// and `time(nullptr)`'s, which the official library (and the reader) read. The CPUs are
+    /// kept busy meanwhile, as in a CI run: a CPU that wakes from idle brings the coarse clock
+    /// up to date, a busy one leaves it to the next tick.
+    #[test]
+    fn sleep_until_secs_waits_for_the_official_clock_too() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = AtomicBool::new(false);
+        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let behind = std::thread::scope(|s| {
+            for _ in 0..cpus {
+                s.spawn(|| {
+                    while !stop.load(Ordering::Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                });
+            }
+            let behind = (0..3).find_map(|_| {
+                let target = now_secs() + 1;
+                sleep_until_secs(target);
+                let official = official_clock_secs();
+                (official < target).then_some((official, target))
+            });
+            stop.store(true, Ordering::Relaxed);
+            behind
+        });
+        assert_eq!(
+            behind, None,
+            "time(nullptr) was still at the first second after the wait for the second"
+        );
+    }
 }
