@@ -83,3 +83,41 @@ impl Clock for ManualClock {
         self.0.load(Ordering::Relaxed)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn precise_secs() -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+    }
+
+    /// `time(nullptr)` is the precise second or, for up to a tick after a second begins, the
+    /// one before; never ahead.
+    #[test]
+    fn system_clock_is_the_precise_second_or_a_tick_behind() {
+        for _ in 0..100 {
+            let before = precise_secs();
+            let now = u64::from(SystemClock.now_secs());
+            let after = precise_secs();
+            assert!(
+                now + 1 >= before && now <= after,
+                "SystemClock {now} outside [{} ..= {after}]",
+                before - 1
+            );
+        }
+    }
+
+    #[test]
+    fn expired_only_at_or_after_a_nonzero_expire_time() {
+        assert!(!expired(0, || u32::MAX));
+        assert!(!expired(101, || 100));
+        assert!(expired(100, || 100));
+        assert!(expired(99, || 100));
+        // The clock is not asked for a key that never expires.
+        assert!(!expired(0, || unreachable!()));
+    }
+}
