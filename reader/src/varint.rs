@@ -269,6 +269,39 @@ mod tests {
         assert_eq!(read_varint64(&b, &mut p).unwrap() as i64, -5);
     }
 
+    /// The scalar getters' decoder (upper half tested as a word) against the byte-by-byte
+    /// reference: the same value and length for a terminator at every byte, whatever follows
+    /// it, and the same `None` for every truncation and for a tenth byte that continues.
+    #[test]
+    fn varint32_value_matches_the_reference() {
+        for len in 1..=MAX_VARINT_LEN {
+            for fill in [0x00u8, 0x01, 0x2a, 0x55, 0x7f] {
+                for tail in [
+                    &[][..],
+                    &[0x00],
+                    &[0x80, 0x80, 0x80, 0x80, 0x01],
+                    &[0xff; 9],
+                ] {
+                    let mut b: Vec<u8> = (0..len)
+                        .map(|i| if i + 1 < len { fill | 0x80 } else { fill })
+                        .collect();
+                    b.extend_from_slice(tail);
+                    for cut in 0..=b.len() {
+                        let part = &b[..cut];
+                        assert_eq!(
+                            varint32_value(part),
+                            varint32(part),
+                            "{part:02x?} (terminator at byte {len})"
+                        );
+                    }
+                }
+            }
+        }
+        let endless = [0xffu8; 12];
+        assert_eq!(varint32_value(&endless), None);
+        assert_eq!(varint32(&endless), None);
+    }
+
     #[test]
     fn varint32_truncates_upper_bits() {
         // 2^32 + 7 as a 5-byte varint: the fifth byte's bit 4 is dropped.
