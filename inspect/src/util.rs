@@ -1,7 +1,5 @@
 //! Small helpers: hex, printable key rendering, the clock.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 /// Lowercase hex of `bytes`.
 pub fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
@@ -76,13 +74,11 @@ pub fn truncate(s: &str, max: usize) -> String {
     out
 }
 
-/// Current time in epoch seconds (saturating into u32, the width of MMKV expire times).
+/// Current time in epoch seconds as the official library and the reader see it
+/// ([`mmkv_reader::SystemClock`]: `time(nullptr)`), so that `mmkv` calls a key expired exactly
+/// when they do.
 pub fn now_secs() -> u32 {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    u32::try_from(secs).unwrap_or(u32::MAX)
+    mmkv_reader::Clock::now_secs(&mmkv_reader::SystemClock)
 }
 
 /// Epoch seconds as a UTC date and time, `YYYY-MM-DD HH:MM:SSZ` (proleptic Gregorian calendar).
