@@ -266,7 +266,7 @@ pub fn read_dump(
         aes256: kind.aes256(),
         recover: strategy == ErrorStrategy::Recover,
     };
-    let now = u32::try_from(crate::run::now_secs()).unwrap_or(u32::MAX);
+    let now = mmkv_inspect::util::now_secs();
     let a = mmkv_inspect::analysis::Analysis::open(&dir.join(STORE_ID), &crypt, now)
         .map_err(|e| e.to_string())?;
     let live = a.live();
