@@ -10,7 +10,7 @@
 //!   reads criterion's estimates and the benches' JSON files into a report of what was
 //!   measured; [`table::render`](mod@table::render) evaluates the targets, merges the
 //!   architectures, renders the Markdown tables and replaces them between marker comments in
-//!   the README.
+//!   benches/README.md.
 #![deny(missing_docs)]
 
 pub mod ids;

@@ -1,5 +1,5 @@
 //! `speedup-table`: prints the Markdown speedup table from criterion's saved estimates and
-//! replaces the table in the README between the marker comments.
+//! replaces the table in benches/README.md between the marker comments.
 //!
 //! Run after `cargo bench`: `cargo run --release -p benches --bin speedup-table [-- --no-write]`.
 //! To merge runs of several architectures into one table (an `arch` column; architectures
@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use benches::table::{self, ArchRun, Machine, Stat};
 use clap::Parser;
 
-/// Prints the speedup table and (unless --no-write) updates README.md between
+/// Prints the speedup table and (unless --no-write) updates benches/README.md between
 /// `<!-- speedup-table:begin -->` and `<!-- speedup-table:end -->`.
 #[derive(Parser, Debug)]
 #[command(version, about)]
@@ -20,7 +20,7 @@ struct Args {
     /// Criterion's output directory (default: $CRITERION_HOME, $CARGO_TARGET_DIR/criterion or <workspace>/target/criterion).
     #[arg(long)]
     criterion_dir: Option<PathBuf>,
-    /// The document whose marked section is replaced (default: <workspace>/README.md).
+    /// The document whose marked section is replaced (default: <workspace>/benches/README.md).
     #[arg(long)]
     readme: Option<PathBuf>,
     /// Only print the table; do not touch the README.
@@ -87,7 +87,7 @@ fn run(args: Args) -> Result<(), String> {
     }
     let readme = args
         .readme
-        .unwrap_or_else(|| benches::paths::workspace_root().join("README.md"));
+        .unwrap_or_else(|| benches::paths::workspace_root().join("benches/README.md"));
     let doc = std::fs::read_to_string(&readme)
         .map_err(|e| format!("cannot read {}: {e}", readme.display()))?;
     let new = table::replace_between(&doc, &text)

@@ -1,5 +1,5 @@
 //! Rendering a run: the speed targets met or not, the architectures merged (every table has an
-//! `arch` column; one not measured says so), the Markdown tables, and their place in the README
+//! `arch` column; one not measured says so), the Markdown tables, and their place in benches/README.md
 //! between [`BEGIN_MARKER`] and [`END_MARKER`].
 
 use super::collect::{GetRow, Machine, Report, Stat};
@@ -7,9 +7,9 @@ use super::TableError;
 use crate::ids;
 use crate::memory::{MemoryReport, ScaleStore};
 
-/// Marker comment opening the generated section of the README.
+/// Marker comment opening the generated section of benches/README.md.
 pub const BEGIN_MARKER: &str = "<!-- speedup-table:begin -->";
-/// Marker comment closing the generated section of the README.
+/// Marker comment closing the generated section of benches/README.md.
 pub const END_MARKER: &str = "<!-- speedup-table:end -->";
 
 impl Report {
