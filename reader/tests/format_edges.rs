@@ -1,5 +1,5 @@
 //! Edges written to kill mutants that `cargo mutants` found surviving the other tests (see
-//! README, "Mutation testing"): the meta length each version needs (exactly enough parses, one
+//! docs/mutation-testing.md): the meta length each version needs (exactly enough parses, one
 //! byte less does not), a stored value of exactly the 4-byte expire suffix, the offset a CFB
 //! resume error names, the meta length a `Store` needs, `Store::contains` / `meta`, what `Debug` /
 //! `Display` show, `SnapshotData::entries` of an expiring store, the snapshot's own counters

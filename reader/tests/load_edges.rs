@@ -1,5 +1,5 @@
 //! Edges of the reload path a writer's partial state reaches (written for surviving mutants of
-//! `load.rs`, README "Mutation testing"): an append whose bytes are not all in the data file yet
+//! `load.rs`, docs/mutation-testing.md): an append whose bytes are not all in the data file yet
 //! is no partial reload (the full load's fallback serves), a data file of only its 4-byte
 //! header or less, and the optimistic load (a writer holds the lock exclusively) reading a
 //! result that is not the primary region three times before accepting it, in case the writer

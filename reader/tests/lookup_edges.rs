@@ -1,5 +1,5 @@
 //! Lookups of keys and values of every length the snapshot's key table handles apart (written
-//! for surviving mutants of `snapshot.rs`, README "Mutation testing"): keys compare equal only
+//! for surviving mutants of `snapshot/level.rs`, docs/mutation-testing.md): keys compare equal only
 //! when every byte is equal, whatever their length (short keys byte by byte, 4 to 16 bytes by
 //! two overlapping loads, longer keys word by word), and a value is the whole length-prefixed
 //! run after its key, for one-, two- and three-byte lengths. Through the public load path only

@@ -1,5 +1,5 @@
 //! Edges of the parsing layer's public pieces (written for surviving mutants of `parse.rs` and
-//! `read_at.rs`, README "Mutation testing"): a cursor moves past exactly the bytes it read, and
+//! `read_at.rs`, docs/mutation-testing.md): a cursor moves past exactly the bytes it read, and
 //! every `ReadAt` source (a slice, a reference to one, a reference to that) reads the same bytes,
 //! lengths, CRCs and emptiness.
 

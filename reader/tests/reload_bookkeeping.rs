@@ -3,8 +3,8 @@
 //! `refresh`; a newer state after a failed one is loaded by the next read; a refresh that finds
 //! the loaded state again clears the error; and a load done without the lock (a writer holds it
 //! exclusively) reads an unchanging store once, as a locked load does ("retried when the meta
-//! changed", README "Using the reader"). Written for surviving mutants of `store.rs` (README,
-//! "Mutation testing").
+//! changed", reader/README.md). Written for surviving mutants of `store.rs`
+//! (docs/mutation-testing.md).
 
 mod common;
 

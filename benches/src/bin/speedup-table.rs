@@ -23,7 +23,7 @@ struct Args {
     /// The document whose marked section is replaced (default: <workspace>/benches/README.md).
     #[arg(long)]
     readme: Option<PathBuf>,
-    /// Only print the table; do not touch the README.
+    /// Only print the table; do not touch the document.
     #[arg(long)]
     no_write: bool,
     /// ARCH=DIR: a criterion directory measured on ARCH (repeatable; merges the runs into one

@@ -260,7 +260,7 @@ fn fixture_desc(measured: &[&ArchRun], bench: &str, default: &str) -> String {
         .unwrap_or_else(|| default.into())
 }
 
-/// Renders runs of several architectures as Markdown (the text that goes between the README
+/// Renders runs of several architectures as Markdown (the text that goes between the document's
 /// markers): every table has an `arch` column; an architecture without a report gets rows
 /// saying "not measured", never a number. `date` is shown as is (see [`utc_datetime`]);
 /// `note` (e.g. "quiet machine") is appended to the header line.

@@ -301,7 +301,7 @@ impl Store {
     /// (`{key: type name}`, names as `mmkv dump --type`: `bool i32 u32 i64 u64 f32 f64 string bytes
     /// strings vec_i32 vec_u32 vec_i64 vec_u64 vec_f32 vec_f64 raw`) is decoded as the official
     /// getter of that type reads it (`None` when it reports no value); other keys get their most
-    /// likely decoding (MMKV stores no types; see the README's type-guess table).
+    /// likely decoding (MMKV stores no types; see inspect/README.md, "Types").
     #[pyo3(signature = (type_hints=None))]
     fn items<'py>(
         &self,

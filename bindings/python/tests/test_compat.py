@@ -172,7 +172,7 @@ def old_value_is_right(ty, value, old):
 def test_against_mmkv_parser():
     path = os.environ.get("MMKV_PARSER_PATH")
     if not path:
-        pytest.skip("MMKV_PARSER_PATH is not set (see the README's Python section)")
+        pytest.skip("MMKV_PARSER_PATH is not set (see bindings/python/README.md)")
     old = load_old_parser(path)
     same = fixed = empty_strings = big_u64 = 0
     refused = []
