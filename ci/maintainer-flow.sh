@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end test of the maintainer flow "adding an MMKV version" (docs: "adding an MMKV version").
 #
-# It makes a synthetic upstream: a git repository holding the newest tag of versions.yaml (fetched
-# from the upstream mirror) plus a new release tag, one minor version up, whose Core/ is the newest
+# It makes a synthetic upstream: a git repository holding the upstream mirror's tags (the newest
+# one of versions.yaml among them) plus a new release tag, one minor version up, whose Core/ is the newest
 # tag's with MMKV_VERSION in MMKVPredef.h bumped. Then, on a clone of this checkout's HEAD:
 #
 #   MMKV_GIT_URL=<synthetic> cargo run -p track-upstream -- add-version <new>
@@ -46,7 +46,8 @@ trap cleanup EXIT
 up="$work/upstream"
 git init -q "$up"
 g() { git -C "$up" -c user.name=maintainer-flow -c user.email=flow@example.invalid "$@"; }
-g fetch -q --no-tags "$mirror" "+refs/tags/$newest:refs/tags/$newest"
+# Every tag of the mirror: add-version's conformance step also builds the anchors it compares with.
+g fetch -q "$mirror" "+refs/tags/*:refs/tags/*"
 g checkout -q --detach "refs/tags/$newest"
 predef="$up/Core/MMKVPredef.h"
 grep -q "MMKV_VERSION = \"$newest\"" "$predef" || fail "$newest's MMKVPredef.h does not declare $newest"

@@ -207,14 +207,22 @@ impl std::fmt::Display for Step {
 }
 
 /// The commands that build and test a freshly added tag: record its golden corpus when
-/// `corpus/<tag>` does not exist yet, then the mmkv-sys tests and the conformance suite,
-/// all restricted to the tag with `MMKV_VERSIONS` (and pointed at `core_dir` through the
-/// `MMKV_CORE_<TAG>` override when given).
-pub fn test_steps(tag: Tag, repo_root: &Path, core_dir: Option<&Path>) -> Vec<Step> {
+/// `corpus/<tag>` does not exist yet and run the mmkv-sys tests, both restricted to the tag with
+/// `MMKV_VERSIONS`, then the conformance suite with the tag and the `anchors` (the old versions
+/// its tests compare with, see [`crate::plan`]), as a CI job builds a slice. `core_dir` is
+/// passed through the `MMKV_CORE_<TAG>` override when given.
+pub fn test_steps(
+    tag: Tag,
+    repo_root: &Path,
+    core_dir: Option<&Path>,
+    anchors: &[Tag],
+) -> Vec<Step> {
     let mut env = vec![("MMKV_VERSIONS".to_string(), tag.to_string())];
     if let Some(dir) = core_dir {
         env.push((tag.core_override_var(), dir.display().to_string()));
     }
+    let mut anchored = env.clone();
+    anchored[0].1 = crate::plan::with_anchors(&[tag], anchors);
     let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let mut steps = Vec::new();
     let corpus = format!("corpus/{tag}");
@@ -241,7 +249,7 @@ pub fn test_steps(tag: Tag, repo_root: &Path, core_dir: Option<&Path>) -> Vec<St
         cargo_args: args(&["test", "-p", "mmkv-sys"]),
     });
     steps.push(Step {
-        env,
+        env: anchored,
         cargo_args: args(&["test", "-p", "conformance"]),
     });
     steps
@@ -270,4 +278,29 @@ pub fn run_steps(steps: &[Step], repo_root: &Path, log: &mut dyn Write) -> Resul
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_steps_record_then_test_the_tag_and_its_anchors() {
+        let t = |s: &str| Tag::parse(s).unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let anchors = [t("v1.3.9"), t("v2.5.0")];
+        let steps = test_steps(t("v2.5.0"), root.path(), None, &anchors);
+        let shown: Vec<String> = steps.iter().map(Step::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "MMKV_VERSIONS=v2.5.0 cargo run --release -p conformance -- record --tag v2.5.0 --out corpus/v2.5.0",
+                "MMKV_VERSIONS=v2.5.0 cargo test -p mmkv-sys",
+                "MMKV_VERSIONS=v2.5.0,v1.3.9 cargo test -p conformance",
+            ]
+        );
+        std::fs::create_dir_all(root.path().join("corpus/v2.5.0")).unwrap();
+        let steps = test_steps(t("v2.5.0"), root.path(), None, &anchors);
+        assert_eq!(steps.len(), 2, "an existing corpus is not recorded again");
+    }
 }

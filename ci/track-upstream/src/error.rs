@@ -89,6 +89,9 @@ pub enum Error {
     /// The textual edit of versions.yaml failed or would have changed other entries.
     #[error("cannot edit versions.yaml: {0}")]
     Edit(String),
+    /// The versions to build could not be planned (`plan-slices`, the anchors of `add-version`).
+    #[error("cannot plan the versions to build: {0}")]
+    Plan(String),
     /// No tag source could be read at all.
     #[error("no source of upstream tags could be read")]
     NoSources,

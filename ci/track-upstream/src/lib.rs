@@ -9,6 +9,8 @@
 //! - **Adding a version** ([`add_version`]): pack an npm package, check that its
 //!   `MMKVPredef.h` declares the tag, record source and integrity in versions.yaml with a
 //!   text-preserving edit ([`edit::upsert_entry`]), then build and test that tag.
+//! - **Planning CI** ([`plan::plan_slices`]): versions.yaml's tags cut into the slices of the CI
+//!   matrix, each built with the anchors the conformance tests need.
 //!
 //! Everything that reaches the network (git, npm, gh) sits behind a trait or a flag, so the
 //! tests run offline.
@@ -22,6 +24,7 @@ pub mod error;
 pub mod git;
 pub mod issues;
 pub mod npm;
+pub mod plan;
 pub mod tags;
 pub mod tarball;
 pub mod tracker;

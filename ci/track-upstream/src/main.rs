@@ -16,6 +16,7 @@ use track_upstream::edit::EditAction;
 use track_upstream::git::{ls_remote_tags, UPSTREAM_URL};
 use track_upstream::issues::{GhCli, IssueTracker, ListTracker, DEFAULT_LABEL};
 use track_upstream::npm::{CoreProbe, FixtureProbe, NpmCli, PackingProbe, DEFAULT_PACKAGES};
+use track_upstream::plan::{anchors, plan_slices};
 use track_upstream::tags::{parse_tag_list, split_package_spec, Tag};
 use track_upstream::versions::{find_versions_file, Source, VersionsFile, VersionsFileExt};
 
@@ -44,6 +45,19 @@ enum Command {
     /// `Core/` tree hash), an npm package (`--npm`) or a local Core checkout (`--core-dir`),
     /// then build and test it.
     AddVersion(AddArgs),
+    /// Print the CI matrix: versions.yaml's tags cut into slices, as one line of JSON
+    /// (`[{"name", "tags", "versions"}]`; `versions` = the slice plus the anchors).
+    PlanSlices(PlanArgs),
+}
+
+#[derive(Args, Debug)]
+struct PlanArgs {
+    /// How many slices (CI jobs per architecture).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    slices: usize,
+    /// versions.yaml to read [default: the nearest one from the current directory up].
+    #[arg(long, value_name = "FILE")]
+    versions: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -293,7 +307,8 @@ fn add_version(args: AddArgs) -> Result<()> {
         Some(d) => Some(std::fs::canonicalize(d).map_err(|e| Error::io(d, e))?),
         None => None,
     };
-    let steps = test_steps(tag, &repo_root, core_dir.as_deref());
+    let anchors = anchors(&VersionsFile::load(&path)?)?;
+    let steps = test_steps(tag, &repo_root, core_dir.as_deref(), &anchors);
     let records = steps
         .iter()
         .any(|s| s.cargo_args.iter().any(|a| a == "record"));
@@ -308,10 +323,21 @@ fn add_version(args: AddArgs) -> Result<()> {
     Ok(())
 }
 
+fn plan(args: PlanArgs) -> Result<()> {
+    let path = versions_path(args.versions)?;
+    let slices = plan_slices(&VersionsFile::load(&path)?, args.slices)?;
+    println!(
+        "{}",
+        serde_json::to_string(&slices).map_err(|e| Error::Plan(e.to_string()))?
+    );
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::AddVersion(args)) => add_version(args),
+        Some(Command::PlanSlices(args)) => plan(args),
         None => check(cli.check),
     };
     match result {
