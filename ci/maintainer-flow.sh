@@ -13,7 +13,7 @@
 # MMKVPredef.h declares another version is refused with the documented message.
 #
 # Nothing names a version: the tags come from versions.yaml. The mirror is MMKV_GIT_URL when set,
-# else ../shared/upstream/mmkv-core.bundle (as .ci/run finds it). CARGO_TARGET_DIR (default: this
+# else ../shared/upstream/mmkv-core.bundle (as .ci/run finds it), else upstream. CARGO_TARGET_DIR (default: this
 # checkout's target/) and MMKV_SYS_CACHE are shared with the checkout, so the clone rebuilds only our
 # own crates and compiles only the new official version. Usage: bash ci/maintainer-flow.sh
 set -euo pipefail
@@ -23,11 +23,15 @@ started=$(date +%s)
 say() { printf 'maintainer-flow: %s\n' "$*"; }
 fail() { printf 'maintainer-flow: FAIL: %s\n' "$*" >&2; exit 1; }
 
+# The upstream mirror: MMKV_GIT_URL, else the bundle .ci/run uses, else the upstream repository
+# that versions.yaml names.
 mirror="${MMKV_GIT_URL:-}"
 if [ -z "$mirror" ]; then
   mirror="$(cd .. && pwd)/shared/upstream/mmkv-core.bundle"
-  [ -f "$mirror" ] || fail "no upstream mirror: set MMKV_GIT_URL or provide $mirror"
+  [ -f "$mirror" ] || mirror=$(sed -n 's/.*git: {url: "\([^"]*\)".*/\1/p' versions.yaml | tail -1)
+  [ -n "$mirror" ] || fail "no upstream mirror: set MMKV_GIT_URL"
 fi
+say "upstream mirror: $mirror"
 
 # The newest tag of versions.yaml and the synthetic release after it (vX.Y.Z -> vX.(Y+1).0), plus
 # a second one (vX.(Y+1).1) whose header is not bumped.
@@ -63,7 +67,8 @@ repo="$work/repo"
 git clone -q "$root" "$repo"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 export MMKV_SYS_CACHE="${MMKV_SYS_CACHE:-$CARGO_TARGET_DIR/mmkv-sys-cache}"
-unset MMKV_VENDOR_DIR MMKV_REQUIRE_ALL
+# The clone fetches its sources into its own vendor/ (from the synthetic upstream).
+unset MMKV_VENDOR_DIR
 export MMKV_GIT_URL="$up"
 cd "$repo"
 

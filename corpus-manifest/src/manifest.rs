@@ -181,7 +181,8 @@ mod tests {
     fn every_project_manifest_loads_and_reads_back_from_its_written_text() {
         let root = corpus_root();
         let tags = corpus_tags(&root).unwrap();
-        assert_eq!(tags.len(), 50);
+        // At least the tags v1.1.0-v2.4.2 (lib.rs checks them against versions.yaml).
+        assert!(tags.len() >= 50, "{tags:?}");
         let mut stores = 0;
         for tag in &tags {
             let m = Manifest::load(&root.join(tag)).unwrap();

@@ -132,10 +132,11 @@ fn check_absent(snap: &Snapshot, store: &Store, key: &str) -> Option<String> {
 fn every_store_of_every_tag() {
     let dir = corpus_root();
     let tags = corpus_tags(&dir).expect("corpus dir");
-    assert_eq!(
-        tags.len(),
-        50,
-        "expected 50 corpus tags, found {}",
+    // At least the 50 tags v1.1.0-v2.4.2; newer ones join with their corpus (mmkv-sys checks
+    // that the corpus holds exactly versions.yaml's tags).
+    assert!(
+        tags.len() >= 50,
+        "expected at least the 50 corpus tags v1.1.0-v2.4.2, found {}",
         tags.len()
     );
 
