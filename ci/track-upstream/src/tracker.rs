@@ -261,18 +261,37 @@ pub fn issue_body(new: &NewTag, known: &Known, packages_checked: &[String]) -> S
         }
     }
     b.push_str("\n## Steps to add it\n\n");
+    let anchors = crate::plan::OLD_ANCHORS.join(", ");
+    let newest = known.newest().map_or(tag, |n| n.max(tag));
     b.push_str(&format!(
         "From the repository root (one command):\n\n\
          ```sh\n\
          cargo run -p track-upstream -- add-version {tag}\n\
          ```\n\n\
-         It fetches `refs/tags/{tag}` (from `MMKV_GIT_URL` when set, else upstream), checks that \
-         `Core/MMKVPredef.h` says `{tag}`, records `git rev-parse {tag}:Core` as the entry's \
-         `core_tree` in versions.yaml (features copied from the previous tag: review them), \
-         records `corpus/{tag}` if missing, then runs `MMKV_VERSIONS={tag} cargo test -p mmkv-sys` \
-         and `MMKV_VERSIONS={tag} cargo test -p conformance`. Fix what fails (new format \
-         features belong in the reader and in `features:`), then commit `versions.yaml` and \
-         `corpus/{tag}`.\n\n"
+         It\n\n\
+         1. fetches `refs/tags/{tag}` (from `MMKV_GIT_URL` when set, else upstream) and checks \
+         that its `Core/MMKVPredef.h` declares `{tag}`; otherwise it stops with `refs/tags/{tag} \
+         of <url> embeds MMKV <declared> (MMKVPredef.h), not the requested {tag}` and changes \
+         nothing (`--accept-predef <declared>` accepts a header upstream did not bump: say so \
+         in a `note:`);\n\
+         2. adds the `{tag}` entry to versions.yaml after the previous tag, pinned by \
+         `git rev-parse {tag}:Core` as its `core_tree`, with the previous tag's `features:` \
+         copied under the comment `# features copied from <previous> by add-version: review \
+         them against the {tag} sources`;\n\
+         3. records the golden corpus `corpus/{tag}` (official {tag} writing every store kind) \
+         if it is missing;\n\
+         4. runs `MMKV_VERSIONS={tag} cargo test -p mmkv-sys` and \
+         `MMKV_VERSIONS={tag},<anchors> cargo test -p conformance` (the anchors are the \
+         versions its tests compare with: {anchors} and {newest}).\n\n\
+         ## What to review\n\n\
+         The entry's `features:` (the one thing copied, not verified): compare them with the \
+         release notes and the `{tag}` sources. A new on-disk format feature needs reader \
+         support and a new `Feature` in `versions/`; `mmkv-sys/tests/capabilities.rs` fails \
+         when an API feature or `saturating_expire` is wrong. Then delete the comment and \
+         commit `versions.yaml` and `corpus/{tag}`: nothing else is edited. CI's matrix comes \
+         from versions.yaml (`track-upstream plan-slices`), so the next run builds `{tag}`, \
+         and `MMKV_VERSIONS={tag} cargo run --release -p conformance -- report --only {tag}` \
+         shows its row (`live`, every kind of the tag `pass`).\n\n"
     ));
     if let Some(s) = new.npm_sources.first() {
         b.push_str(&format!(
@@ -392,6 +411,11 @@ mod tests {
             "the git source is the default"
         );
         assert!(body.contains("core_tree"));
+        assert!(body.contains("not the requested v2.4.3"));
+        assert!(body.contains("features copied from <previous> by add-version: review"));
+        assert!(body.contains("MMKV_VERSIONS=v2.4.3,<anchors> cargo test -p conformance"));
+        assert!(body.contains("v1.2.15, v1.3.9, v2.3.0 and v2.4.3"));
+        assert!(body.contains("## What to review"));
         assert!(body.contains("add-version v2.4.3 --npm react-native-mmkv@3.4.0"));
         assert!(body.contains("MMKV_CORE_V2_4_3=/path/to/MMKV/Core"));
 
