@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Differential fuzzing campaign (target `differential`): the reader against the official
 # library of one version, both error strategies. Builds that version into mmkv-sys (default
-# v2.4.2 from MMKV_CORE_V2_4_2, else whatever MMKV_VERSIONS selects), seeds from the golden
+# the newest tag of versions.yaml, else whatever MMKV_VERSIONS selects), seeds from the golden
 # corpora (the `reload` seeds: golden regions cut at record boundaries), and runs RUNS
 # executions (default 1,000,000) in fork mode, so that an official crash or hang is saved
 # under artifacts/differential/ and the campaign goes on. Log: $LOG_DIR/differential.log.
@@ -11,7 +11,8 @@ cd "$(dirname "$0")"
 RUNS="${RUNS:-1000000}"
 LOG_DIR="${LOG_DIR:-/work/notes/fuzz-logs}"
 FORK="${FORK:-1}"
-export MMKV_VERSIONS="${MMKV_VERSIONS:-v2.4.2}"
+# Default: the newest tag of versions.yaml.
+export MMKV_VERSIONS="${MMKV_VERSIONS:-$(sed -n 's/^  - tag: \(v[0-9.]*\).*/\1/p' ../versions.yaml | sort -V | tail -1)}"
 export MMKV_SYS_JOBS="${MMKV_SYS_JOBS:-1}"
 export RUSTC_BOOTSTRAP=1
 mkdir -p "$LOG_DIR" corpus/differential

@@ -22,17 +22,29 @@ use mmkv_sys::ErrorStrategy;
 
 use crate::harness::{decode_reload_input, Mode};
 
-/// The official version of the differential target: `$MMKV_DIFF_TAG`, else v2.4.2 when built,
-/// else the newest built version.
+/// The official version of the differential target: `$MMKV_DIFF_TAG`, else the newest entry of
+/// versions.yaml when built, else the newest built version.
 pub fn official_tag() -> Option<String> {
     if let Ok(t) = std::env::var("MMKV_DIFF_TAG") {
         return Some(t);
     }
     let built = mmkv_sys::built_versions();
-    if built.contains(&"v2.4.2") {
-        return Some("v2.4.2".into());
+    let newest = newest_tag();
+    if built.contains(&newest.as_str()) {
+        return Some(newest);
     }
     built.last().map(|s| s.to_string())
+}
+
+/// The newest tag of versions.yaml (as compiled into mmkv-sys).
+fn newest_tag() -> String {
+    mmkv_sys::versions::embedded()
+        .versions
+        .iter()
+        .map(|e| e.tag)
+        .max()
+        .map(|t| t.to_string())
+        .unwrap_or_default()
 }
 
 /// The store kind of an input mode (same keys as the golden corpora).
@@ -71,11 +83,11 @@ fn write_pair(dir: &Path, meta: &[u8], data: &[u8]) {
 impl DiffHarness {
     /// Loads the official version ([`official_tag`]); with `$MMKV_DIFF_LIB`, that shim library
     /// (e.g. one built by the workspace, so the fuzz build needs no C++ build:
-    /// `MMKV_VERSIONS=none`), under the tag `$MMKV_DIFF_TAG` (default v2.4.2).
+    /// `MMKV_VERSIONS=none`), under the tag `$MMKV_DIFF_TAG` (default: versions.yaml's newest).
     pub fn new() -> DiffHarness {
         let lib = match std::env::var_os("MMKV_DIFF_LIB") {
             Some(path) => {
-                let tag = std::env::var("MMKV_DIFF_TAG").unwrap_or_else(|_| "v2.4.2".into());
+                let tag = std::env::var("MMKV_DIFF_TAG").unwrap_or_else(|_| newest_tag());
                 let official = mmkv_sys::Official::load_from_path(&tag, Path::new(&path))
                     .expect("load MMKV_DIFF_LIB");
                 SysLib::new(official)
