@@ -69,6 +69,11 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 export MMKV_SYS_CACHE="${MMKV_SYS_CACHE:-$CARGO_TARGET_DIR/mmkv-sys-cache}"
 # The clone fetches its sources into its own vendor/ (from the synthetic upstream).
 unset MMKV_VENDOR_DIR
+# mmkv-sys's override test builds in <workspace>/target/mmkv-sys-override-test: the checkout's.
+mkdir -p "$root/target/mmkv-sys-override-test" "$repo/target"
+ln -s "$root/target/mmkv-sys-override-test" "$repo/target/mmkv-sys-override-test"
+# The property cases of add-version's conformance step, as few as .ci/run's tests run.
+export PROPTEST_CASES="${PROPTEST_CASES:-2}" MIGRATION_CASES="${MIGRATION_CASES:-1}"
 export MMKV_GIT_URL="$up"
 cd "$repo"
 
