@@ -93,7 +93,7 @@ mod tests {
         );
         for old in ["v1.2.9", "v1.2.10", "v1.3.17", "v2.4.2"] {
             assert!(
-                listed.iter().any(|t| t.to_string() == old),
+                Tag::parse(old).is_some_and(|t| listed.contains(&t)),
                 "{old} is missing"
             );
         }
