@@ -11,11 +11,10 @@
 #![warn(missing_docs)]
 
 pub mod cell;
-pub mod compare;
 pub mod error;
-pub mod exceptions;
 pub mod fault;
 pub mod golden;
+pub mod judge;
 pub mod kind;
 pub mod live;
 pub mod official;

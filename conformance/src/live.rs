@@ -550,9 +550,9 @@ fn live_inner(
     // A writer of the versions whose process lock is lost (exceptions table): what readers see
     // while it writes is counted, not failed (the open included: it may meet a torn state and is
     // retried while the writer runs); the final state below stays exact.
-    let lock_lost = crate::exceptions::Scope::new(tag, spec.kind.crypt_key().is_some(), true)
+    let lock_lost = crate::judge::exceptions::Scope::new(tag, spec.kind.crypt_key().is_some(), true)
         .and_then(|s| {
-            crate::exceptions::accepted(crate::exceptions::Difference::WriterLosesProcessLock, &s)
+            crate::judge::exceptions::accepted(crate::judge::exceptions::Difference::WriterLosesProcessLock, &s)
         });
     let mut torn_opens: Option<(usize, String)> = None;
     let store = loop {
@@ -817,7 +817,7 @@ pub fn summary_line(tag: &str, outcomes: &[LiveOutcome]) -> String {
         0 => String::new(),
         n => format!(
             " ({n} run(s) with accepted upstream differences while the writer ran: {})",
-            crate::exceptions::Difference::WriterLosesProcessLock.describe()
+            crate::judge::exceptions::Difference::WriterLosesProcessLock.describe()
         ),
     }
 }

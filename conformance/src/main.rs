@@ -452,7 +452,7 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
         }
         Command::Faults { command } => Ok(conformance::fault::cli::main(command)),
         Command::Exceptions => {
-            print!("{}", conformance::exceptions::markdown_table());
+            print!("{}", conformance::judge::exceptions::markdown_table());
             Ok(ExitCode::SUCCESS)
         }
         Command::Versions => {

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::error::Result;
-use crate::exceptions::{accepted, Difference, Scope};
+use crate::judge::exceptions::{accepted, Difference, Scope};
 use crate::kind::{Features, ModeKind, StoreKind};
 use crate::value::{Value, ValueType};
 
@@ -70,7 +70,7 @@ pub trait OfficialStore {
 
 /// A run's hold on the process while it uses official instances in-process: shared for most
 /// runs, exclusive for a run whose version and kind lose the official process lock
-/// ([`Difference::WriterLosesProcessLock`](crate::exceptions::Difference::WriterLosesProcessLock),
+/// ([`Difference::WriterLosesProcessLock`](crate::judge::exceptions::Difference::WriterLosesProcessLock),
 /// v1.2.16–v1.3.0 multi-process). Those versions close the meta file in `clearMemoryCache()`
 /// and keep `flock`ing its old descriptor number, which any thread's next `open()` can take: in
 /// a process where other threads run workloads at the same time (the parallel tests of one

@@ -22,7 +22,7 @@
 //! with the reopened instance is a failure. A difference seen only with the live instance
 //! means the official in-memory state disagreed with its own files; and an official key set
 //! that changes across close/reopen means the library cannot read back its own files. Both
-//! are upstream bugs, accepted only where a row of [`crate::exceptions::TABLE`] covers the
+//! are upstream bugs, accepted only where a row of [`crate::judge::exceptions::TABLE`] covers the
 //! version and configuration (then kept as [`RunOutcome::divergences`]); anywhere else they
 //! fail the run. The verdict therefore does not depend on whether the official library's
 //! random IVs happened to trigger such a bug in this run.
@@ -41,13 +41,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mmkv_reader::ReloadStats;
+use mmkv_sys::versions::Tag;
 
-use crate::compare::{
+use crate::judge::compare::{
     capture_reader, compare_with_official, official_visible_keys, render_keys, Mismatch,
     ReaderReads,
 };
 use crate::error::{Error, Result};
-use crate::exceptions::{accepted, Difference, Exception, Scope};
+use crate::judge::exceptions::{accepted, Difference, Exception, Scope};
 use crate::kind::{ModeKind, StoreKind};
 use crate::official::{hold_process, OfficialLib, OfficialStore};
 use crate::value::Value;
@@ -88,7 +89,7 @@ fn official_clock_secs() -> u64 {
     u64::from(mmkv_reader::Clock::now_secs(&mmkv_reader::SystemClock))
 }
 
-/// An accepted upstream difference (see [`crate::exceptions`]).
+/// An accepted upstream difference (see [`crate::judge::exceptions`]).
 #[derive(Debug, Clone)]
 pub struct Divergence {
     /// The check it was seen in.
@@ -474,7 +475,11 @@ impl<'a> Runner<'a> {
             self.config.mode == ModeKind::Multi,
         )
         .unwrap_or(Scope {
-            version: (0, 0, 0),
+            version: Tag {
+                major: 0,
+                minor: 0,
+                patch: 0,
+            },
             encrypted: self.config.crypt_key.is_some(),
             multi_process: self.config.mode == ModeKind::Multi,
         })
@@ -531,7 +536,7 @@ impl<'a> Runner<'a> {
         }
         let before = official_visible_keys(self.official.as_mut())?;
         self.official.close()?;
-        let older = crate::kind::parse_tag(lib.tag()) < crate::kind::parse_tag(self.lib.tag());
+        let older = Tag::parse(lib.tag()) < Tag::parse(self.lib.tag());
         let from = self.lib.tag().to_string();
         if older && self.config.aes256 && !lib.features().aes256 {
             self.stopped = Some(format!(
@@ -973,7 +978,7 @@ impl<'a> Runner<'a> {
     /// table lists the v1.2.0-v1.2.2 encrypted loader bug for this version and configuration
     /// and every such key's last record in the files (parsed here from the decrypted region,
     /// not through the reader under test) is one that loader can misjudge
-    /// ([`crate::exceptions::crypt_loader_v1_2_0_explains`]). `None` otherwise.
+    /// ([`crate::judge::recognise::crypt_loader_v1_2_0_explains`]). `None` otherwise.
     fn inline_misload(
         &self,
         official_keys: &BTreeSet<Vec<u8>>,
@@ -982,7 +987,7 @@ impl<'a> Runner<'a> {
         let exception = accepted(Difference::OfficialMisloadsInlineRecords, &self.scope())?;
         let reads = reads.as_ref().ok()?;
         let (region, _) = self.raw_region()?;
-        let keys = crate::exceptions::crypt_loader_misjudged(
+        let keys = crate::judge::recognise::crypt_loader_misjudged(
             &self.scope(),
             &region,
             official_keys,
@@ -1013,7 +1018,7 @@ impl<'a> Runner<'a> {
         let (region, stream) = self.raw_region()?;
         let holder_len = mmkv_reader::records::holder_len(&region).ok()?;
         let first = region
-            .get(holder_len..crate::exceptions::ITEM_SIZE_HOLDER.len())
+            .get(holder_len..crate::judge::recognise::ITEM_SIZE_HOLDER.len())
             .unwrap_or_default()
             .to_vec();
         Some(Takeover {
@@ -1026,14 +1031,14 @@ impl<'a> Runner<'a> {
     /// The exceptions row of v1.2.0's write-back over a v1.1.x file, when it covers this
     /// version and configuration and the files show exactly its damage over the region the
     /// previous version left: the region starts with the holder and the damaged first record
-    /// ([`crate::exceptions::writeback_v1_2_0_clobbered`]), or (a plaintext map) undoing the
+    /// ([`crate::judge::recognise::writeback_v1_2_0_clobbered`]), or (a plaintext map) undoing the
     /// damage wherever a record carries it makes the files hold exactly `live_keys`, the
     /// official instance's keys before it reloaded them.
     fn writeback_clobbered(
         &self,
         live_keys: Option<&BTreeSet<Vec<u8>>>,
     ) -> Option<&'static Exception> {
-        use crate::exceptions as x;
+        use crate::judge::recognise as x;
         let exception = accepted(
             Difference::OfficialWriteBackClobbersFirstRecord,
             &self.scope(),

@@ -8,16 +8,16 @@
 //! default discards the content (opens empty), the reader reports a typed error; and `Store`
 //! refuses a meta file shorter than its version needs (documented), which `load_bytes` reads
 //! zero-filled as the official library does. And, for encrypted stores of v1.2.0-v1.2.2, the
-//! keys the official loader misjudges (`exceptions::crypt_loader_misjudged`, a row of the
+//! keys the official loader misjudges (`recognise::crypt_loader_misjudged`, a row of the
 //! exceptions table), judged from the region the reader read.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use conformance::compare::{capture_reader, compare_with_official, official_visible_keys};
-use conformance::exceptions::{crypt_loader_misjudged, Scope};
-use conformance::fault::suite::located_region_at;
-use conformance::fault::verdict::SPECIOUS_V6_VERSIONS;
+use conformance::judge::compare::{capture_reader, compare_with_official, official_visible_keys};
+use conformance::judge::exceptions::{accepted, Difference, Scope};
+use conformance::judge::recognise::crypt_loader_misjudged;
+use conformance::judge::recognise::located_region_at;
 use conformance::official::OfficialLib;
 use conformance::real::read_snapshot;
 use conformance::sys::{built_versions, SysLib};
@@ -66,7 +66,8 @@ const SPECIOUS_META_V6: &str = "meta version 4 -> 6 (one flipped bit)";
 /// themselves, except that v1.3.0-v2.3.0 rewrite a version-6 meta to version 3 without flags
 /// on open (the reader follows v2.4.0+, which keep the flags).
 fn as_official_sees(tag: &str, name: &str, files: &Files) -> Files {
-    let old = conformance::kind::parse_tag(tag).is_some_and(|v| SPECIOUS_V6_VERSIONS.contains(&v));
+    let old = Scope::new(tag, false, false)
+        .is_some_and(|s| accepted(Difference::SpeciousMetaV6, &s).is_some());
     match &files.0 {
         Some(m) if old && name == SPECIOUS_META_V6 && u32_at(m, 4) == 6 => {
             let mut m = m.clone();

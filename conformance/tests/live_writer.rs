@@ -16,7 +16,7 @@
 //!
 //! `CONFORMANCE_LIVE_OPS` (default 1500) sets the ops per run.
 
-use conformance::exceptions::{accepted, Difference, Scope};
+use conformance::judge::exceptions::{accepted, Difference, Scope};
 use conformance::kind::parse_tag;
 use conformance::live::{live_matrix, run_live, LiveSpec, DEFAULT_OPS};
 use conformance::official::OfficialLib;

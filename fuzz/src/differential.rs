@@ -3,7 +3,7 @@
 //! from the golden corpora) is written to files, read by the reader, then opened by the
 //! official library of one version in this process, with the default strategy (discard) and
 //! with `OnErrorRecover`. The judgement is the fault suite's
-//! (`conformance::fault::suite::classify`): agreement, "reader refused = official discarded",
+//! (`conformance::judge::state::classify`): agreement, "reader refused = official discarded",
 //! or an entry of the exceptions table; anything else panics (libFuzzer saves the input).
 //! A crash or hang inside the official library also stops on the input: those artifacts are
 //! triaged as upstream findings (replay them with `replay differential FILE`, which runs the
@@ -11,10 +11,10 @@
 
 use std::path::{Path, PathBuf};
 
-use conformance::exceptions::Scope;
+use conformance::judge::exceptions::Scope;
 use conformance::fault::official::{read_official, OfficialOutcome};
-use conformance::fault::suite::{judge_outcomes, read_reader, ReaderPath};
-use conformance::fault::verdict::Verdict;
+use conformance::fault::reads::{read_reader, ReaderPath};
+use conformance::judge::state::{judge_outcomes, Verdict};
 use conformance::fault::writer::STORE_ID;
 use conformance::sys::SysLib;
 use conformance::StoreKind;

@@ -2,17 +2,18 @@
 //! a seeded workload, the stores it leaves are truncated and bit-flipped, and for every
 //! damaged state the official library reopened with each error strategy (discard, the
 //! default; `OnErrorRecover`) is compared with the reader, key by key and getter by getter.
-//! A difference is either an entry of [`verdict::EXCEPTIONS`] (recognised by a precise
-//! check) or a failure. The official library runs in child processes (`conformance faults
+//! A difference is either a row of [`crate::judge::exceptions::TABLE`] (recognised by a
+//! precise check, [`crate::judge::state`]) or a failure. The official library runs in child processes (`conformance faults
 //! write|read`): a crash or hang on damaged files is an upstream finding, not a failure of
 //! ours. `conformance report` runs the suite and carries its [`section::FaultSection`].
 //!
 //! - [`writer`]: the seeded workload and the killed writer;
 //! - [`damage`]: truncations, bit flips, a missing meta file;
 //! - [`official`]: the official reads of a state (child side and parent side);
-//! - [`reads`]: what one side read, and its one-line encoding;
-//! - [`verdict`]: judging a state, the exceptions table;
+//! - [`reads`]: what one side read (the reader paths `Store` and `mmkv dump`), and its
+//!   one-line encoding;
 //! - [`suite`]: the run (`cargo test -p conformance --test faults`);
+//! - [`summary`]: its judged states and counts;
 //! - [`section`]: its result as the report and `conformance faults run` show it;
 //! - [`cli`]: `conformance faults run|write|read`.
 
@@ -22,5 +23,5 @@ pub mod official;
 pub mod reads;
 pub mod section;
 pub mod suite;
-pub mod verdict;
+pub mod summary;
 pub mod writer;

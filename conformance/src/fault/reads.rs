@@ -3,9 +3,97 @@
 //! protocol with an exact encoding (floats by bits, NaN payloads included).
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
-use crate::kind::Features;
+use mmkv_sys::ErrorStrategy;
+
+use crate::fault::writer::STORE_ID;
+use crate::kind::{Features, StoreKind};
 use crate::value::{hex_bytes, Value, ValueType};
+
+/// The reader's side of a state: its reads, or the typed error it refused the store with.
+pub type ReaderOutcome = std::result::Result<Reads, String>;
+
+
+/// A reader under test: reads the store in a folder as `kind` with the getters of `features`
+/// and the given error strategy.
+pub type ReaderFn = fn(&Path, StoreKind, &Features, ErrorStrategy) -> ReaderOutcome;
+
+
+/// Which reader path is compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ReaderPath {
+    /// `mmkv_reader::Store::open` (`Options::recover` for `OnErrorRecover`).
+    Store,
+    /// What `mmkv dump` shows (`mmkv_inspect::analysis::Analysis::open`, `--recover`).
+    Dump,
+}
+
+impl ReaderPath {
+    /// Name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReaderPath::Store => "store",
+            ReaderPath::Dump => "dump",
+        }
+    }
+}
+
+
+/// The reader on the store in `dir`: `Store::open` (with `Options::recover` for
+/// `OnErrorRecover`) and every getter of every key.
+pub fn read_reader(
+    dir: &Path,
+    kind: StoreKind,
+    features: &Features,
+    strategy: ErrorStrategy,
+) -> ReaderOutcome {
+    open_store(dir, kind, strategy)
+        .map(|s| Reads::of_snapshot(&s.snapshot(), features))
+        .map_err(|e| e.to_string())
+}
+
+
+/// `Store::open` on the store in `dir` as `kind`, with `Options::recover` for
+/// `OnErrorRecover`.
+pub fn open_store(
+    dir: &Path,
+    kind: StoreKind,
+    strategy: ErrorStrategy,
+) -> mmkv_reader::Result<mmkv_reader::Store> {
+    let mut opts = mmkv_reader::Options::new()
+        .aes256(kind.aes256())
+        .recover(strategy == ErrorStrategy::Recover);
+    if let Some(key) = kind.crypt_key() {
+        opts = opts.crypt_key(key);
+    }
+    mmkv_reader::Store::open(dir.join(STORE_ID), opts)
+}
+
+
+/// What `mmkv dump` (with `--recover` for `OnErrorRecover`) shows of the store in `dir`: its
+/// live records, decoded with every getter; its refusal (discarded, unreadable) as an error.
+pub fn read_dump(
+    dir: &Path,
+    kind: StoreKind,
+    features: &Features,
+    strategy: ErrorStrategy,
+) -> ReaderOutcome {
+    let crypt = mmkv_inspect::analysis::CryptOpts {
+        key: kind.crypt_key().map(|k| k.to_vec()),
+        aes256: kind.aes256(),
+        recover: strategy == ErrorStrategy::Recover,
+    };
+    let now = mmkv_inspect::util::now_secs();
+    let a = mmkv_inspect::analysis::Analysis::open(&dir.join(STORE_ID), &crypt, now)
+        .map_err(|e| e.to_string())?;
+    let live = a.live();
+    Ok(Reads::of_payloads(
+        live.iter()
+            .map(|r| (r.key.as_slice(), r.payload.as_slice())),
+        features,
+    ))
+}
 
 /// Visible keys and, per key, one read per getter of [`Reads::getters`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::fault::suite::Summary;
+use crate::fault::summary::Summary;
 
 /// What a fault-suite run judged.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -40,7 +40,7 @@ impl FaultSection {
         for r in &summary.records {
             *per_version.entry(r.tag.clone()).or_insert(0) += 1;
         }
-        let line = |r: &crate::fault::suite::StateRecord| match &r.saved {
+        let line = |r: &crate::fault::summary::StateRecord| match &r.saved {
             Some(p) => format!("{} (saved in {})", r.line(), p.display()),
             None => r.line(),
         };

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use crate::error::Result;
-use crate::exceptions::{accepted, Difference, Scope};
+use crate::judge::exceptions::{accepted, Difference, Scope};
 use crate::fault::reads::read_payload;
 use crate::kind::Features;
 use crate::official::OfficialStore;
@@ -66,7 +66,7 @@ fn is_default_scalar(v: &Value) -> bool {
 
 /// Whether `official` and `reader` agree for one getter in `scope`.
 ///
-/// Exact equality (floats by bits), except where a row of [`crate::exceptions::TABLE`]
+/// Exact equality (floats by bits), except where a row of [`crate::judge::exceptions::TABLE`]
 /// accepts the difference in this scope: before v1.2.13 the scalar getters cannot say "no
 /// value" for a present key (`official = default` against `reader = none`), and `getBytes`
 /// cannot tell an empty value from none (`official = empty` against `reader = none`).

@@ -1,0 +1,116 @@
+//! The result of a fault-suite run: every judged state and the counts the report shows.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use mmkv_sys::ErrorStrategy;
+
+use crate::fault::damage::Damage;
+use crate::fault::official::strategy_name;
+use crate::fault::reads::ReaderPath;
+use crate::fault::writer::Kill;
+use crate::judge::state::Verdict;
+use crate::kind::StoreKind;
+
+
+/// One judged state.
+#[derive(Debug, Clone)]
+pub struct StateRecord {
+    /// Index in the run.
+    pub index: usize,
+    /// Official version that wrote it and reads it back.
+    pub tag: String,
+    /// Store configuration.
+    pub kind: StoreKind,
+    /// Seed of the writer run.
+    pub writer_seed: u64,
+    /// How the writer died.
+    pub kill: Kill,
+    /// Damage applied afterwards.
+    pub damage: Damage,
+    /// What the reader (`Store`, default strategy) did (`Ok(n keys)` or its error).
+    pub reader: std::result::Result<usize, String>,
+    /// Verdict per official strategy and reader path.
+    pub verdicts: Vec<(ErrorStrategy, ReaderPath, Verdict)>,
+    /// Where the state was saved (disagreements and upstream findings).
+    pub saved: Option<PathBuf>,
+}
+
+impl StateRecord {
+    /// One line: index, tag, kind, kill, damage, verdicts.
+    pub fn line(&self) -> String {
+        let v: Vec<String> = self
+            .verdicts
+            .iter()
+            .map(|(s, p, v)| format!("{}/{}={v}", strategy_name(*s), p.name()))
+            .collect();
+        format!(
+            "#{} {} {} seed {} kill {} damage [{}] reader {} | {}",
+            self.index,
+            self.tag,
+            self.kind,
+            self.writer_seed,
+            self.kill.arg(),
+            self.damage,
+            match &self.reader {
+                Ok(n) => format!("{n} keys"),
+                Err(e) => format!("error ({e})"),
+            },
+            v.join(" ")
+        )
+    }
+
+    /// True when some verdict is an unexplained difference.
+    pub fn disagrees(&self) -> bool {
+        self.verdicts
+            .iter()
+            .any(|(_, _, v)| matches!(v, Verdict::Disagree(_)))
+    }
+}
+
+/// The result of a suite run.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    /// Every judged state.
+    pub records: Vec<StateRecord>,
+    /// Writer runs performed.
+    pub writer_runs: usize,
+    /// Writer runs that ended by SIGKILL.
+    pub killed_runs: usize,
+}
+
+impl Summary {
+    /// Number of judged states.
+    pub fn states(&self) -> usize {
+        self.records.len()
+    }
+
+    /// States with an unexplained difference.
+    pub fn disagreements(&self) -> Vec<&StateRecord> {
+        self.records.iter().filter(|r| r.disagrees()).collect()
+    }
+
+    /// States where the official library crashed, hung or failed.
+    pub fn upstream(&self) -> Vec<&StateRecord> {
+        self.records
+            .iter()
+            .filter(|r| {
+                r.verdicts
+                    .iter()
+                    .any(|(_, _, v)| matches!(v, Verdict::Upstream(_)))
+            })
+            .collect()
+    }
+
+    /// Verdict label -> count, per strategy and reader path (`discard/store agree` ...).
+    pub fn counts(&self) -> BTreeMap<String, usize> {
+        let mut m = BTreeMap::new();
+        for r in &self.records {
+            for (s, p, v) in &r.verdicts {
+                let k = format!("{}/{} {}", strategy_name(*s), p.name(), v.label());
+                *m.entry(k).or_insert(0) += 1;
+            }
+        }
+        m
+    }
+}

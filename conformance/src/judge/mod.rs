@@ -1,0 +1,14 @@
+//! Judging the reader against the official library: what differs, and whether an upstream
+//! bug explains it.
+//!
+//! - [`compare`]: the reader's reads against an official instance, as [`compare::Mismatch`]es
+//!   of a [`compare::Compared`] kind;
+//! - [`exceptions`]: the one table of accepted differences (differential runs, live writers,
+//!   fault suite);
+//! - [`recognise`]: the precise check behind each row;
+//! - [`state`]: the verdict on one damaged state of the fault suite.
+
+pub mod compare;
+pub mod exceptions;
+pub mod recognise;
+pub mod state;

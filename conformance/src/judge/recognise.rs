@@ -1,0 +1,431 @@
+//! The recognisers: for each row of [`crate::judge::exceptions::TABLE`], the precise check
+//! that tells its upstream bug from any other difference (the differential runner and the
+//! fault suite call them; nothing else accepts a difference).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use mmkv_sys::ErrorStrategy;
+
+use crate::error::{Error, Result};
+use crate::fault::reads::{open_store, Reads};
+use crate::fault::writer::STORE_ID;
+use crate::judge::exceptions::{accepted, Difference, Scope};
+use crate::kind::StoreKind;
+
+/// Values longer than this stay encrypted in the file and are decrypted lazily from a saved
+/// AES state (`MediumBufferSize()`, v1.2.0+; [`Difference::CryptOverlongLength`]).
+pub const LAZY_DECRYPT_MIN_LEN: usize = 257;
+
+/// The keys in which the official and the reader's key sets differ, when the table lists the
+/// v1.2.0–v1.2.2 encrypted loader bug for `scope` and every such key's last record in
+/// `region` (the decrypted data region the reader read; records up to the first that does not
+/// parse) is one that loader misjudges ([`crypt_loader_v1_2_0_explains`]). `None` otherwise
+/// (also when the sets agree).
+pub fn crypt_loader_misjudged(
+    scope: &Scope,
+    region: &[u8],
+    official: &BTreeSet<Vec<u8>>,
+    reader: &BTreeSet<Vec<u8>>,
+) -> Option<BTreeSet<Vec<u8>>> {
+    accepted(Difference::OfficialMisloadsInlineRecords, scope)?;
+    let differing: BTreeSet<Vec<u8>> =
+        official.symmetric_difference(reader).cloned().collect();
+    if differing.is_empty() {
+        return None;
+    }
+    let mut last = BTreeMap::new();
+    for rec in mmkv_reader::records::records(region).map_while(|r| r.ok()) {
+        last.insert(rec.key, rec.value);
+    }
+    differing
+        .iter()
+        .all(|k| {
+            crypt_loader_v1_2_0_explains(official.contains(k), last.get(k.as_slice()).copied())
+        })
+        .then_some(differing)
+}
+
+/// Largest value `KeyValueHolderCrypt` holds inline in v1.2.0–v1.2.2 (29-byte packed struct:
+/// type, size byte, then the value).
+const CRYPT_INLINE_MAX: usize = 27;
+
+/// The value bytes that the inline holder's `valueSize` field overlaps in v1.2.0–v1.2.2
+/// (packed union: `pbKeyValueSize` u8, `keySize` u16, then `valueSize` u32, against
+/// `paddedSize` u8 and the value from union byte 1).
+const CRYPT_VALUE_SIZE_BYTES: std::ops::Range<usize> = 2..6;
+
+/// What the encrypted loader of v1.2.0–v1.2.2 (`MiniPBCoder::decodeOneMap` on an
+/// `MMKVMapCrypt`) decides for a key whose last record in the file stores `value`: it keeps
+/// the key when the holder's `valueSize` is non-zero. `Some(true)`: kept; `Some(false)`:
+/// dropped; `None`: decided by stale bytes (either can happen).
+///
+/// Values of at least 256 bytes are held by offset with `valueSize` set; 28..=255 bytes go to
+/// the heap, where `valueSize` overlaps the size's high byte and a heap pointer's low bytes
+/// (not zero); up to 27 bytes are held inline, where `valueSize` is value bytes 2..6 and,
+/// past the end of a shorter value, bytes the temporary holder never initialised.
+pub fn crypt_loader_v1_2_0_keeps(value: &[u8]) -> Option<bool> {
+    if value.len() > CRYPT_INLINE_MAX {
+        return Some(true);
+    }
+    let known = value
+        .get(
+            CRYPT_VALUE_SIZE_BYTES.start.min(value.len())
+                ..CRYPT_VALUE_SIZE_BYTES.end.min(value.len()),
+        )
+        .unwrap_or(&[]);
+    if known.iter().any(|&b| b != 0) {
+        Some(true)
+    } else if value.len() >= CRYPT_VALUE_SIZE_BYTES.end {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// True when the v1.2.0–v1.2.2 encrypted loader explains a key on which the official instance
+/// (`official_has`) and the files disagree, given the key's last record in the files
+/// (`last_value`, `None` when the files have no record of it; an empty value is a deletion).
+/// A key listed by the official but not by the files must end in a deletion the loader can
+/// keep; a key in the files the official lacks must end in a value it can drop.
+pub fn crypt_loader_v1_2_0_explains(official_has: bool, last_value: Option<&[u8]>) -> bool {
+    match last_value {
+        None => false,
+        Some(v) if official_has => v.is_empty() && crypt_loader_v1_2_0_keeps(v) != Some(false),
+        Some(v) => !v.is_empty() && crypt_loader_v1_2_0_keeps(v) != Some(true),
+    }
+}
+
+/// The item-size holder v1.2.0+ write at the start of the data region in a full write-back
+/// (varint of 0x00ffffff).
+pub const ITEM_SIZE_HOLDER: [u8; 4] = [0xff, 0xff, 0xff, 0x07];
+
+/// True when the decrypted data region `region` starts as v1.2.0's full write-back leaves a
+/// region whose records began `old_holder_len` (1..=3) bytes in: the 4-byte holder, then the
+/// first record whose first `4 - old_holder_len` bytes are what the write-back read back from
+/// the holder it had just written over them.
+///
+/// `old_stream` is the first key-stream block of the file's IV before the write-back (`None`:
+/// the store was plaintext then) and `new_stream` the one after it (all zero when it is
+/// plaintext now). A plaintext map is moved with `memmove` (and encrypted afterwards by a
+/// `reKey` to a key): the bytes are the holder's own. An encrypted map's holder is encrypted
+/// with the new stream before the record is decrypted with the old one: the bytes are the
+/// holder XOR both streams (AES-CFB, first block).
+pub fn writeback_v1_2_0_clobbered(
+    old_holder_len: usize,
+    region: &[u8],
+    old_stream: Option<&[u8; 16]>,
+    new_stream: &[u8; 16],
+) -> bool {
+    let h = ITEM_SIZE_HOLDER.len();
+    if !(1..h).contains(&old_holder_len) || !region.starts_with(&ITEM_SIZE_HOLDER) {
+        return false;
+    }
+    let expected: Vec<u8> = (old_holder_len..h)
+        .map(|i| match old_stream {
+            None => ITEM_SIZE_HOLDER[i],
+            Some(old) => ITEM_SIZE_HOLDER[i] ^ new_stream[i] ^ old[i],
+        })
+        .collect();
+    region[h..].starts_with(&expected)
+}
+
+/// The bytes v1.2.0's write-back leaves at the start of a plaintext region's first record
+/// when the region's records began `old_holder_len` (1..=3) bytes in (the holder's tail).
+pub fn writeback_v1_2_0_clobber(old_holder_len: usize) -> Option<&'static [u8]> {
+    (1..ITEM_SIZE_HOLDER.len())
+        .contains(&old_holder_len)
+        .then(|| &ITEM_SIZE_HOLDER[old_holder_len..])
+}
+
+/// `region` with the v1.2.0 write-back damage undone: every record that starts with
+/// `clobbered` gets `original` (the first record's bytes the holder overwrote) back. Later
+/// writes of the same key reuse the damaged key bytes (v1.2.0 appends an overwritten key by
+/// copying its encoded key from the file), so the damage can sit on any record. `None` when
+/// no record starts with `clobbered`, the lengths differ, or the repaired region still does
+/// not parse as records.
+pub fn repair_v1_2_0_clobber(region: &[u8], clobbered: &[u8], original: &[u8]) -> Option<Vec<u8>> {
+    if clobbered.is_empty() || clobbered.len() != original.len() {
+        return None;
+    }
+    let mut out = region.to_vec();
+    let mut pos = mmkv_reader::records::holder_len(&out).ok()?;
+    let mut repaired = 0;
+    while pos < out.len() {
+        if out[pos..].starts_with(clobbered) {
+            out[pos..pos + original.len()].copy_from_slice(original);
+            repaired += 1;
+        }
+        let mut record = mmkv_reader::records::records_at(&out[pos..], pos);
+        record.next()?.ok()?;
+        pos = record.position();
+    }
+    (repaired > 0).then_some(out)
+}
+
+
+/// Copies the files of the store `STORE_ID` from `from` to `to` (created).
+pub fn copy_store(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).map_err(|e| Error::io(to, e))?;
+    for name in [STORE_ID.to_string(), format!("{STORE_ID}.crc")] {
+        let src = from.join(&name);
+        if src.exists() {
+            std::fs::copy(&src, to.join(&name)).map_err(|e| Error::io(&src, e))?;
+        }
+    }
+    Ok(())
+}
+
+
+/// Extends the files of store `id` in `dir` as the official library does when it opens them
+/// (see [`Difference::ZeroFill`]): a missing or short file grows with zeros to the next page.
+pub fn zero_fill_like_official(dir: &Path, id: &str) -> Result<()> {
+    let page = rustix::param::page_size() as u64;
+    for name in [id.to_string(), format!("{id}.crc")] {
+        let p = dir.join(name);
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&p)
+            .map_err(|e| Error::io(&p, e))?;
+        let len = f.metadata().map_err(|e| Error::io(&p, e))?.len();
+        if len == 0 || len % page != 0 {
+            f.set_len((len / page + 1) * page)
+                .map_err(|e| Error::io(&p, e))?;
+        }
+    }
+    Ok(())
+}
+
+
+fn meta_path(dir: &Path) -> PathBuf {
+    mmkv_reader::meta_path(&dir.join(STORE_ID))
+}
+
+/// The raw version field of the store's meta file.
+pub fn meta_version(dir: &Path) -> Option<u32> {
+    let meta = std::fs::read(meta_path(dir)).ok()?;
+    let v = meta.get(mmkv_reader::meta::OFF_VERSION..mmkv_reader::meta::OFF_VERSION + 4)?;
+    Some(u32::from_le_bytes([v[0], v[1], v[2], v[3]]))
+}
+
+/// Rewrites the meta file as v1.3.0-v2.3.0 do on open when its version is "specious"
+/// ([`Difference::SpeciousMetaV6`]): version 3, flags 0.
+pub fn rewrite_specious_meta(dir: &Path) -> Result<()> {
+    use mmkv_reader::meta::{OFF_FLAGS, OFF_VERSION, VERSION_ACTUAL_SIZE};
+    let p = meta_path(dir);
+    let mut meta = std::fs::read(&p).map_err(|e| Error::io(&p, e))?;
+    if let Some(v) = meta.get_mut(OFF_VERSION..OFF_VERSION + 4) {
+        v.copy_from_slice(&VERSION_ACTUAL_SIZE.to_le_bytes());
+    }
+    if let Some(f) = meta.get_mut(OFF_FLAGS..OFF_FLAGS + 8) {
+        f.fill(0);
+    }
+    std::fs::write(&p, meta).map_err(|e| Error::io(&p, e))
+}
+
+/// Bytes of the shortest varint encoding of `n`.
+fn varint_width(n: usize) -> usize {
+    let bits = usize::BITS - n.leading_zeros();
+    (bits.max(1) as usize).div_ceil(7)
+}
+
+/// The decrypted region of the encrypted store in `dir` as the reader locates it with
+/// `strategy` (`None` for a plaintext kind or when it cannot be read).
+fn located_region(dir: &Path, kind: StoreKind, strategy: ErrorStrategy) -> Option<Vec<u8>> {
+    located_region_at(&dir.join(STORE_ID), kind, strategy)
+}
+
+/// The decrypted data region of the encrypted store at `path` (a `kind` store) as the reader
+/// locates it with `strategy`: the official rules, or the recovering ones (`None` for a
+/// plaintext kind or when it cannot be read).
+pub fn located_region_at(path: &Path, kind: StoreKind, strategy: ErrorStrategy) -> Option<Vec<u8>> {
+    let key = kind.crypt_key()?;
+    let rules = match strategy {
+        ErrorStrategy::Discard => mmkv_reader::locate::Rules::official(),
+        ErrorStrategy::Recover => mmkv_reader::locate::Rules::recover(),
+    };
+    let opts = mmkv_reader::raw::RawOptions {
+        key: mmkv_reader::CryptKey::new(key, kind.aes256()),
+        rules,
+        ..mmkv_reader::raw::RawOptions::default()
+    };
+    let raw = mmkv_reader::raw::read_store(path, &opts).ok()?;
+    Some(raw.region().to_vec())
+}
+
+/// The keys in which the official and the reader's key sets differ, when the exceptions
+/// table lists the v1.2.0-v1.2.2 encrypted loader bug for `scope` and each such key's last
+/// record in the located region (records up to the first that does not parse) is one that
+/// loader misjudges ([`Difference::OfficialMisloadsInlineRecords`]); `None` otherwise.
+pub fn crypt_loader_misjudged_in(
+    scope: &Scope,
+    dir: &Path,
+    kind: StoreKind,
+    strategy: ErrorStrategy,
+    official: &Reads,
+    reader: &Reads,
+) -> Option<BTreeSet<Vec<u8>>> {
+    let keys = |r: &Reads| r.keys.keys().cloned().collect::<BTreeSet<Vec<u8>>>();
+    let region = located_region(dir, kind, strategy)?;
+    crypt_loader_misjudged(scope, &region, &keys(official), &keys(reader))
+}
+
+/// Keys of an encrypted store whose live record has a value of at least
+/// [`LAZY_DECRYPT_MIN_LEN`] bytes behind a non-minimal key-length or value-length varint
+/// ([`Difference::CryptOverlongLength`]), in the region the reader locates with `strategy`
+/// (records up to the first that does not parse, as a recovered region is read).
+pub fn overlong_lazy_keys(dir: &Path, kind: StoreKind, strategy: ErrorStrategy) -> Vec<Vec<u8>> {
+    let Some(region) = located_region(dir, kind, strategy) else {
+        return Vec::new();
+    };
+    let region = region.as_slice();
+    let at = |s: &[u8]| s.as_ptr() as usize - region.as_ptr() as usize;
+    let mut live: BTreeMap<Vec<u8>, bool> = BTreeMap::new();
+    for rec in mmkv_reader::records::records(region).map_while(|r| r.ok()) {
+        let key_at = at(rec.key);
+        let key_end = key_at + rec.key.len();
+        let value_at = if rec.value.is_empty() {
+            key_end + 1
+        } else {
+            at(rec.value)
+        };
+        let overlong = key_at - rec.offset > varint_width(rec.key.len())
+            || value_at - key_end > varint_width(rec.value.len());
+        live.insert(
+            rec.key.to_vec(),
+            overlong && rec.value.len() >= LAZY_DECRYPT_MIN_LEN,
+        );
+    }
+    live.into_iter()
+        .filter(|(_, o)| *o)
+        .map(|(k, _)| k)
+        .collect()
+}
+
+/// Keys of an expiring store whose live value is only the expire suffix (empty payload), as
+/// the reader reads it with `strategy` (a recovered region has its own records).
+/// The first of `dirs` that `Store` opens is read (the state, then its zero-filled copy).
+pub fn empty_payload_keys(dirs: &[&Path], kind: StoreKind, strategy: ErrorStrategy) -> Vec<Vec<u8>> {
+    let Some(store) = dirs.iter().find_map(|d| open_store(d, kind, strategy).ok()) else {
+        return Vec::new();
+    };
+    let snap = store.snapshot();
+    if !snap.key_expire() {
+        return Vec::new();
+    }
+    snap.iter()
+        .filter(|(_, v)| v.is_empty())
+        .map(|(k, _)| k.to_vec())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crypt_loader_v1_2_0_mechanism() {
+        let keeps = crypt_loader_v1_2_0_keeps;
+        // Deletion records and short values: the field is (partly) stale bytes.
+        assert_eq!(keeps(&[]), None);
+        assert_eq!(keeps(&[1, 0]), None);
+        assert_eq!(
+            keeps(&[0, 0, 0, 0]),
+            None,
+            "f32 0.0: bytes 2..4 zero, 4..6 stale"
+        );
+        assert_eq!(
+            keeps(&[0, 0, 0, 0x80]),
+            Some(true),
+            "a non-zero byte inside 2..6"
+        );
+        // Inline values of 6..=27 bytes: decided by bytes 2..6 alone.
+        assert_eq!(keeps(&[0; 8]), Some(false), "f64 0.0 is dropped");
+        assert_eq!(keeps(&[9, 9, 0, 0, 0, 0, 9, 9]), Some(false));
+        assert_eq!(keeps(&[0, 0, 0, 0, 0, 1, 0, 0]), Some(true));
+        assert_eq!(keeps(&[0; 27]), Some(false));
+        // Heap (28..=255) and offset (256+) holders keep every value.
+        assert_eq!(keeps(&[0; 28]), Some(true));
+        assert_eq!(keeps(&[0; 300]), Some(true));
+
+        let explains = crypt_loader_v1_2_0_explains;
+        assert!(explains(true, Some(&[])), "a removed key listed again");
+        assert!(!explains(true, None), "a key the files never had");
+        assert!(!explains(true, Some(&[0; 8])), "the files have it too");
+        assert!(explains(false, Some(&[0; 8])), "a live double 0.0 dropped");
+        assert!(
+            explains(false, Some(&[0, 0, 0])),
+            "stale bytes may drop a short value"
+        );
+        assert!(
+            !explains(false, Some(&[0, 0, 7, 0, 0, 0])),
+            "byte 2 set: always kept"
+        );
+        assert!(
+            !explains(false, Some(&[0; 28])),
+            "held on the heap: always kept"
+        );
+        assert!(
+            !explains(false, Some(&[])),
+            "a deletion: the files do not have it"
+        );
+        assert!(!explains(false, None));
+    }
+
+    #[test]
+    fn writeback_v1_2_0_fingerprint() {
+        let zero = [0u8; 16];
+        let f = |h: usize, region: &[u8]| writeback_v1_2_0_clobbered(h, region, None, &zero);
+        // A 1-byte holder (v1.1.x, small store): the key length became ff ff 07.
+        assert!(f(
+            1,
+            &[0xff, 0xff, 0xff, 0x07, 0xff, 0xff, 0x07, 0x01, 0x00]
+        ));
+        assert!(f(2, &[0xff, 0xff, 0xff, 0x07, 0xff, 0x07, 0x6b]));
+        assert!(f(3, &[0xff, 0xff, 0xff, 0x07, 0x07]));
+        // An intact first record, or a file that already had a 4-byte holder.
+        assert!(!f(
+            1,
+            &[0xff, 0xff, 0xff, 0x07, 0x02, 0x6b, 0x30, 0x01, 0x00]
+        ));
+        assert!(!f(4, &[0xff, 0xff, 0xff, 0x07, 0xff, 0xff, 0x07]));
+        assert!(!f(1, &[0x05, 0x02, 0x6b, 0x30, 0x01, 0x00]));
+        // A plaintext map encrypted by a reKey afterwards: the holder's own bytes.
+        let new = [0x22u8; 16];
+        assert!(writeback_v1_2_0_clobbered(
+            2,
+            &[0xff, 0xff, 0xff, 0x07, 0xff, 0x07],
+            None,
+            &new
+        ));
+        // Encrypted map: the holder under the new stream, decrypted with the old one.
+        let old = [0x11u8; 16];
+        let region = [0xff, 0xff, 0xff, 0x07, 0xff ^ 0x33, 0x07 ^ 0x33];
+        assert!(writeback_v1_2_0_clobbered(2, &region, Some(&old), &new));
+        assert!(!writeback_v1_2_0_clobbered(2, &region, None, &new));
+        assert!(!writeback_v1_2_0_clobbered(2, &region, Some(&zero), &zero));
+    }
+
+    #[test]
+    fn writeback_v1_2_0_repair() {
+        let clobber = writeback_v1_2_0_clobber(1).unwrap();
+        assert_eq!(clobber, &[0xff, 0xff, 0x07]);
+        assert_eq!(writeback_v1_2_0_clobber(4), None);
+        let original = [0x02, 0x6b, 0x32];
+        // holder, k3 = [1], then k2 = [8] with its key bytes damaged.
+        let damaged = [
+            0xff, 0xff, 0xff, 0x07, 0x02, 0x6b, 0x33, 0x01, 0x01, 0xff, 0xff, 0x07, 0x01, 0x08,
+        ];
+        let repaired = repair_v1_2_0_clobber(&damaged, clobber, &original).unwrap();
+        assert_eq!(&repaired[9..12], &original);
+        // Nothing damaged, or damage that the original bytes do not explain.
+        assert_eq!(repair_v1_2_0_clobber(&repaired, clobber, &original), None);
+        assert_eq!(
+            repair_v1_2_0_clobber(&damaged, clobber, &[0x09, 0x6b, 0x32]),
+            None
+        );
+    }
+
+}
