@@ -16,13 +16,15 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::differential::failures::{failures_root, replay_command, save_failure};
+use crate::differential::property::{check_property_with, PropConfig, PropOutcome};
+use crate::differential::runner::run_workload;
+use crate::differential::stats::RunStats;
+use crate::differential::workload::{many_keys_workload, GenConfig, Repro};
 use crate::error::{Error, Result};
 use crate::kind::StoreKind;
 use crate::official::OfficialLib;
-use crate::prop::{check_property_with, PropConfig, PropOutcome};
-use crate::run::{failures_root, replay_command, run_workload, save_failure, RunStats};
 use crate::view::ReaderFactory;
-use crate::workload::{many_keys_workload, GenConfig, Repro};
 
 /// The heartbeat line the child prints before each workload.
 pub const HEARTBEAT: &str = "workload";

@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 pub mod cell;
+pub mod differential;
 pub mod error;
 pub mod fault;
 pub mod golden;
@@ -18,16 +19,14 @@ pub mod judge;
 pub mod kind;
 pub mod live;
 pub mod official;
-pub mod prop;
 pub mod real;
 pub mod record;
 pub mod report;
-pub mod run;
 pub mod shards;
 pub mod sys;
 pub mod value;
 pub mod view;
-pub mod workload;
+pub mod vocab;
 
 pub use error::{Error, Result};
 pub use kind::{Features, ModeKind, StoreKind};

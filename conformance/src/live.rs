@@ -550,10 +550,15 @@ fn live_inner(
     // A writer of the versions whose process lock is lost (exceptions table): what readers see
     // while it writes is counted, not failed (the open included: it may meet a torn state and is
     // retried while the writer runs); the final state below stays exact.
-    let lock_lost = crate::judge::exceptions::Scope::new(tag, spec.kind.crypt_key().is_some(), true)
-        .and_then(|s| {
-            crate::judge::exceptions::accepted(crate::judge::exceptions::Difference::WriterLosesProcessLock, &s)
-        });
+    let lock_lost =
+        crate::judge::exceptions::Scope::new(tag, spec.kind.crypt_key().is_some(), true).and_then(
+            |s| {
+                crate::judge::exceptions::accepted(
+                    crate::judge::exceptions::Difference::WriterLosesProcessLock,
+                    &s,
+                )
+            },
+        );
     let mut torn_opens: Option<(usize, String)> = None;
     let store = loop {
         // Whether the writer had ended before this attempt: then its files are final and the

@@ -10,15 +10,16 @@ use indicatif::{ProgressBar, ProgressStyle};
 use conformance::cell::{
     run_cell, run_cell_child, workload_timeout, CellResult, CellSpec, HEARTBEAT, RESULT_PREFIX,
 };
+use conformance::differential::failures::load_repro;
+use conformance::differential::runner::{run_steps, Step};
+use conformance::differential::workload::GenConfig;
 use conformance::fault::cli::ChildExe;
 use conformance::fault::suite::SuiteConfig;
 use conformance::golden::{check_corpus_dir, corpus_root};
 use conformance::live::{run_writer, LiveSpec};
 use conformance::record::{record_corpus, RecordSpec};
 use conformance::report::{plan, run_row, Report, ReportConfig};
-use conformance::run::{load_repro, run_steps, Step};
 use conformance::sys::SysLib;
-use conformance::workload::GenConfig;
 use conformance::RealReader;
 
 #[derive(Parser)]

@@ -13,13 +13,13 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::cell::{CellResult, CellSpec};
+use crate::differential::workload::GenConfig;
 use crate::fault::section::FaultSection;
 use crate::golden::{check_corpus_dir, corpus_tags, CorpusCheck};
 use crate::kind::{parse_tag, Features, StoreKind};
 use crate::official::OfficialLib;
 use crate::sys::SysLib;
 use crate::view::ReaderFactory;
-use crate::workload::GenConfig;
 
 /// One cell of the report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -112,7 +112,7 @@ pub struct RowCounts {
 }
 
 impl RowCounts {
-    fn add_run(&mut self, workloads: u64, s: &crate::run::RunStats) {
+    fn add_run(&mut self, workloads: u64, s: &crate::differential::stats::RunStats) {
         self.workloads += workloads;
         self.ops += s.ops;
         self.keys_compared += s.keys_compared;

@@ -31,14 +31,18 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use conformance::differential::failures::load_repro;
+use conformance::differential::property::{
+    check_migration, check_property, PropConfig, PropOutcome,
+};
+use conformance::differential::workload::{
+    GenConfig, Op, Repro, Workload, PAST_EXPIRE, SHORT_EXPIRE,
+};
 use conformance::golden::{check_corpus_dir, corpus_root};
 use conformance::official::OfficialLib;
-use conformance::prop::{check_migration, check_property, PropConfig, PropOutcome};
 use conformance::real::read_snapshot;
-use conformance::run::load_repro;
 use conformance::sys::{built_versions, SysLib};
 use conformance::view::Listed;
-use conformance::workload::{GenConfig, Op, Repro, Workload, PAST_EXPIRE, SHORT_EXPIRE};
 use conformance::{Features, ReaderFactory, ReaderView, RealReader, StoreKind, Value, ValueType};
 use mmkv_reader::{FixedClock, ReloadStats, Snapshot, Store};
 

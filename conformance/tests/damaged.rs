@@ -201,10 +201,7 @@ fn check(
                 });
                 if let Some(keys) = misjudged {
                     // Only those keys (and the key set and count they change) may differ.
-                    mismatches.retain(|m| match &m.key {
-                        Some(k) => !keys.contains(k),
-                        None => !matches!(m.what.as_str(), "keys" | "count"),
-                    });
+                    mismatches.retain(|m| !m.only_about(&keys));
                 }
             }
             if let Some(m) = mismatches.first() {

@@ -2,7 +2,7 @@
 //! supports, random workloads run through the official library and the reader must agree with
 //! every official getter (value and presence) for every touched key, plus key sets and counts.
 //!
-//! Cases per (version, kind): `PROPTEST_CASES` (default `conformance::prop::DEFAULT_CASES`).
+//! Cases per (version, kind): `PROPTEST_CASES` (default `conformance::differential::property::DEFAULT_CASES`).
 //! A failure is shrunk to a minimal workload, saved under `target/conformance-failures/`, and
 //! reported with a one-line `cargo run -p conformance -- replay ...` command. Failing seeds are
 //! persisted in `tests/differential.proptest-regressions` (replayed first on later runs).
@@ -10,7 +10,7 @@
 //! One test per store kind, so the kinds run in parallel test threads.
 
 use conformance::cell::CellResult;
-use conformance::prop::{check_property, PropConfig};
+use conformance::differential::property::{check_property, PropConfig};
 use conformance::sys::{built_versions, SysLib};
 use conformance::{RealReader, StoreKind};
 

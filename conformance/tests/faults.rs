@@ -7,8 +7,8 @@
 use std::path::Path;
 
 use conformance::fault::cli::ChildExe;
-use conformance::fault::section::FaultSection;
 use conformance::fault::reads::{read_reader, ReaderOutcome};
+use conformance::fault::section::FaultSection;
 use conformance::fault::suite::{judge_state, run_suite, SuiteConfig};
 use conformance::judge::exceptions::TABLE;
 use conformance::judge::state::Verdict;

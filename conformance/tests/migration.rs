@@ -8,8 +8,8 @@
 //! (oldest → newest) and back. Kinds: every kind both versions support.
 //! Cases per (pair, kind): `MIGRATION_CASES` (default 3).
 
+use conformance::differential::property::{check_migration, PropConfig, PropOutcome};
 use conformance::official::OfficialLib;
-use conformance::prop::{check_migration, PropConfig, PropOutcome};
 use conformance::sys::{built_versions, SysLib};
 use conformance::{RealReader, StoreKind};
 

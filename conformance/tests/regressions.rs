@@ -14,9 +14,10 @@
 
 use std::path::Path;
 
+use conformance::differential::failures::load_repro;
+use conformance::differential::runner::{run_repro, run_workload};
 use conformance::kind::parse_tag;
 use conformance::official::OfficialLib;
-use conformance::run::{load_repro, run_repro, run_workload};
 use conformance::sys::{built_versions, SysLib};
 use conformance::RealReader;
 

@@ -14,11 +14,9 @@ use crate::value::{hex_bytes, Value, ValueType};
 /// The reader's side of a state: its reads, or the typed error it refused the store with.
 pub type ReaderOutcome = std::result::Result<Reads, String>;
 
-
 /// A reader under test: reads the store in a folder as `kind` with the getters of `features`
 /// and the given error strategy.
 pub type ReaderFn = fn(&Path, StoreKind, &Features, ErrorStrategy) -> ReaderOutcome;
-
 
 /// Which reader path is compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -39,7 +37,6 @@ impl ReaderPath {
     }
 }
 
-
 /// The reader on the store in `dir`: `Store::open` (with `Options::recover` for
 /// `OnErrorRecover`) and every getter of every key.
 pub fn read_reader(
@@ -52,7 +49,6 @@ pub fn read_reader(
         .map(|s| Reads::of_snapshot(&s.snapshot(), features))
         .map_err(|e| e.to_string())
 }
-
 
 /// `Store::open` on the store in `dir` as `kind`, with `Options::recover` for
 /// `OnErrorRecover`.
@@ -70,7 +66,6 @@ pub fn open_store(
     mmkv_reader::Store::open(dir.join(STORE_ID), opts)
 }
 
-
 /// What `mmkv dump` (with `--recover` for `OnErrorRecover`) shows of the store in `dir`: its
 /// live records, decoded with every getter; its refusal (discarded, unreadable) as an error.
 pub fn read_dump(
@@ -84,7 +79,7 @@ pub fn read_dump(
         aes256: kind.aes256(),
         recover: strategy == ErrorStrategy::Recover,
     };
-    let now = mmkv_inspect::util::now_secs();
+    let now = crate::vocab::clock::official_now_secs();
     let a = mmkv_inspect::analysis::Analysis::open(&dir.join(STORE_ID), &crypt, now)
         .map_err(|e| e.to_string())?;
     let live = a.live();

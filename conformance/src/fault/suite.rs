@@ -45,10 +45,9 @@ pub struct SuiteConfig {
     pub reader: ReaderFn,
 }
 
-
 impl SuiteConfig {
     /// Defaults: every built tag, `states` states, seed 1, 120 ops, 6 states per writer run,
-    /// failures saved under `<failures root>/faults` (see [`crate::run::failures_root`]).
+    /// failures saved under `<failures root>/faults` (see [`crate::differential::failures::failures_root`]).
     pub fn new(exe: ChildExe, states: usize) -> SuiteConfig {
         SuiteConfig {
             exe,
@@ -60,7 +59,7 @@ impl SuiteConfig {
             seed: 1,
             ops: 120,
             per_base: 6,
-            save: Some(crate::run::failures_root().join("faults")),
+            save: Some(crate::differential::failures::failures_root().join("faults")),
             reader: read_reader,
         }
     }
@@ -119,7 +118,6 @@ fn region_len(dir: &Path) -> (u64, u64) {
     (data.len() as u64, u64::from(size))
 }
 
-
 /// Verdicts per strategy and reader path on the store in `dir`, as official `tag` (which
 /// has the `OnErrorRecover` handler when `can_recover`) reads it: the official reads run in
 /// one child process on copies made under `scratch`; the reader paths are `reader`
@@ -161,7 +159,6 @@ pub fn judge_state(
         strategies.into_iter().zip(outcomes).collect();
     judge_outcomes(features, &scope, kind, reader, dir, &judged, scratch)
 }
-
 
 /// Runs the suite; `progress` is called after every judged state.
 pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> Result<Summary> {

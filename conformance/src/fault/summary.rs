@@ -12,7 +12,6 @@ use crate::fault::writer::Kill;
 use crate::judge::state::Verdict;
 use crate::kind::StoreKind;
 
-
 /// One judged state.
 #[derive(Debug, Clone)]
 pub struct StateRecord {

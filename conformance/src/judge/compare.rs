@@ -4,24 +4,119 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use crate::error::Result;
-use crate::judge::exceptions::{accepted, Difference, Scope};
 use crate::fault::reads::read_payload;
+use crate::judge::exceptions::{accepted, Difference, Scope};
 use crate::kind::Features;
 use crate::official::OfficialStore;
 use crate::value::{show, Value, ValueType};
 use crate::view::ReaderView;
+
+/// Which reader of a differential run a capture comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReaderSide {
+    /// The `Store` opened at the start of the run and kept open.
+    LongLived,
+    /// A reader opened for this comparison.
+    Fresh,
+}
+
+impl fmt::Display for ReaderSide {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ReaderSide::LongLived => "long-lived reader",
+            ReaderSide::Fresh => "fresh reader",
+        })
+    }
+}
+
+/// What a [`Mismatch`] compared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Compared {
+    /// A getter of one type.
+    Get(ValueType),
+    /// The raw byte-string vector of a string-vector value.
+    GetBytesVec,
+    /// `containsKey`.
+    Contains,
+    /// The key set.
+    Keys,
+    /// The key count.
+    Count,
+    /// A key's raw payload (reader forms only).
+    RawPayload,
+    /// A key's expire time (reader forms only).
+    ExpireAt,
+    /// A key's expire time against the window of the `set` that wrote it.
+    ExpireVsWriter,
+    /// Opening a reader.
+    Open(ReaderSide),
+    /// The files after a `reKey` the library reported as done.
+    FilesAfterRekey,
+    /// The official key set before and after close/reopen.
+    OfficialKeysAcrossReopen,
+    /// Two forms of one reader result (`of`) that disagree.
+    ReaderForms {
+        /// What both forms read.
+        of: Box<Compared>,
+        /// The form compared with the official library.
+        first: &'static str,
+        /// The form that differs from it.
+        other: &'static str,
+    },
+}
+
+impl Compared {
+    /// True for the store-wide results a differing key changes (key set and count).
+    pub fn is_key_set(&self) -> bool {
+        matches!(self, Compared::Keys | Compared::Count)
+    }
+}
+
+impl fmt::Display for Compared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Compared::Get(t) => write!(f, "get {t}"),
+            Compared::GetBytesVec => f.write_str("get_bytes_vec"),
+            Compared::Contains => f.write_str("contains"),
+            Compared::Keys => f.write_str("keys"),
+            Compared::Count => f.write_str("count"),
+            Compared::RawPayload => f.write_str("raw payload"),
+            Compared::ExpireAt => f.write_str("expire_at"),
+            Compared::ExpireVsWriter => f.write_str("expire_at (vs the writer's set)"),
+            Compared::Open(side) => write!(f, "open ({side})"),
+            Compared::FilesAfterRekey => f.write_str("files after reKey"),
+            Compared::OfficialKeysAcrossReopen => {
+                f.write_str("official key set across close/reopen")
+            }
+            Compared::ReaderForms { of, first, other } => {
+                write!(f, "{of}: reader {first} vs reader {other}")
+            }
+        }
+    }
+}
 
 /// One difference between the official library and the reader.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mismatch {
     /// The key involved (`None` for store-wide properties).
     pub key: Option<Vec<u8>>,
-    /// What was compared (`get i32`, `contains`, `count`, `keys` ...).
-    pub what: String,
+    /// What was compared.
+    pub what: Compared,
     /// The official result.
     pub official: String,
     /// The reader result.
     pub reader: String,
+}
+
+impl Mismatch {
+    /// True when this difference concerns only `keys`: one of them, or the key set or count
+    /// they change.
+    pub fn only_about(&self, keys: &BTreeSet<Vec<u8>>) -> bool {
+        match &self.key {
+            Some(k) => keys.contains(k),
+            None => self.what.is_key_set(),
+        }
+    }
 }
 
 impl fmt::Display for Mismatch {
@@ -128,7 +223,7 @@ type ListingMap = BTreeMap<Vec<u8>, (Vec<u8>, Option<u32>)>;
 /// from it is recorded in `out` as an inconsistency of the reader (`what`: first vs other).
 fn agreeing<T: PartialEq>(
     key: Option<&[u8]>,
-    what: &str,
+    what: Compared,
     paths: Vec<(&'static str, T)>,
     render: impl Fn(&T) -> String,
     out: &mut Vec<Mismatch>,
@@ -139,7 +234,11 @@ fn agreeing<T: PartialEq>(
         if other != first {
             out.push(Mismatch {
                 key: key.map(<[u8]>::to_vec),
-                what: format!("{what}: reader {first_name} vs reader {name}"),
+                what: Compared::ReaderForms {
+                    of: Box::new(what.clone()),
+                    first: first_name,
+                    other: name,
+                },
                 official: render(&first),
                 reader: render(&other),
             });
@@ -164,7 +263,7 @@ pub fn capture_reader(
     let set_of = |(name, ks): (&'static str, Vec<Vec<u8>>)| (name, ks.into_iter().collect());
     let own: BTreeSet<Vec<u8>> = agreeing(
         None,
-        "keys",
+        Compared::Keys,
         reader.key_sets().into_iter().map(set_of).collect(),
         render_keys,
         &mut inconsistent,
@@ -172,7 +271,7 @@ pub fn capture_reader(
     .unwrap_or_default();
     let count = agreeing(
         None,
-        "count",
+        Compared::Count,
         reader.counts(),
         usize::to_string,
         &mut inconsistent,
@@ -186,7 +285,7 @@ pub fn capture_reader(
             let listed: BTreeSet<Vec<u8>> = map.keys().cloned().collect();
             agreeing(
                 None,
-                "keys",
+                Compared::Keys,
                 vec![("keys", own.clone()), (name, listed)],
                 render_keys,
                 &mut inconsistent,
@@ -207,7 +306,7 @@ pub fn capture_reader(
         .map(|k| {
             let contains = agreeing(
                 Some(&k),
-                "contains",
+                Compared::Contains,
                 reader.contains_paths(&k),
                 bool::to_string,
                 &mut inconsistent,
@@ -222,7 +321,7 @@ pub fn capture_reader(
             let raw_name = raw_forms.first().map(|(name, _)| *name);
             let raw = agreeing(
                 Some(&k),
-                "raw payload",
+                Compared::RawPayload,
                 raw_forms,
                 |r| show(&r.clone().map(Value::Bytes)),
                 &mut inconsistent,
@@ -235,14 +334,7 @@ pub fn capture_reader(
                     if let Some(name) = raw_name {
                         paths.push((name, raw.as_deref().and_then(|p| read_payload(p, t))));
                     }
-                    agreeing(
-                        Some(&k),
-                        &format!("get {t}"),
-                        paths,
-                        show,
-                        &mut inconsistent,
-                    )
-                    .flatten()
+                    agreeing(Some(&k), Compared::Get(t), paths, show, &mut inconsistent).flatten()
                 })
                 .collect();
             if getters.contains(&ValueType::Strings) {
@@ -264,7 +356,7 @@ pub fn capture_reader(
             }
             let t = agreeing(
                 Some(k),
-                "expire_at",
+                Compared::ExpireAt,
                 paths,
                 |t| format!("{t:?}"),
                 &mut inconsistent,
@@ -327,7 +419,7 @@ pub fn compare_with_official(
                     if official_vec != *reader_vec {
                         out.push(Mismatch {
                             key: Some(key.clone()),
-                            what: "get_bytes_vec".to_string(),
+                            what: Compared::GetBytesVec,
                             official: format!("{official_vec:?}"),
                             reader: format!("{reader_vec:?}"),
                         });
@@ -337,7 +429,7 @@ pub fn compare_with_official(
             if !agrees(scope, ty, &official_read, reader_read) {
                 out.push(Mismatch {
                     key: Some(key.clone()),
-                    what: format!("get {ty}"),
+                    what: Compared::Get(ty),
                     official: show(&official_read),
                     reader: show(reader_read),
                 });
@@ -347,7 +439,7 @@ pub fn compare_with_official(
         if official_contains != *reader_contains {
             out.push(Mismatch {
                 key: Some(key.clone()),
-                what: "contains".to_string(),
+                what: Compared::Contains,
                 official: official_contains.to_string(),
                 reader: reader_contains.to_string(),
             });
@@ -357,7 +449,7 @@ pub fn compare_with_official(
     if official_keys != reads.keys {
         out.push(Mismatch {
             key: None,
-            what: "keys".to_string(),
+            what: Compared::Keys,
             official: render_keys(&official_keys),
             reader: render_keys(&reads.keys),
         });
@@ -373,7 +465,7 @@ pub fn compare_with_official(
     if official_count != reads.count {
         out.push(Mismatch {
             key: None,
-            what: "count".to_string(),
+            what: Compared::Count,
             official: official_count.to_string(),
             reader: reads.count.to_string(),
         });

@@ -390,7 +390,6 @@ pub fn accepted(difference: Difference, scope: &Scope) -> Option<&'static Except
     TABLE.iter().find(|e| e.covers(difference, scope))
 }
 
-
 /// A row's versions as the table shows them.
 fn versions_text(e: &Exception) -> String {
     match e.last {

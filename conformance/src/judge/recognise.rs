@@ -10,7 +10,7 @@ use mmkv_sys::ErrorStrategy;
 use crate::error::{Error, Result};
 use crate::fault::reads::{open_store, Reads};
 use crate::fault::writer::STORE_ID;
-use crate::judge::exceptions::{accepted, Difference, Scope};
+use crate::judge::exceptions::{accepted, Difference, Exception, Scope};
 use crate::kind::StoreKind;
 
 /// Values longer than this stay encrypted in the file and are decrypted lazily from a saved
@@ -29,8 +29,7 @@ pub fn crypt_loader_misjudged(
     reader: &BTreeSet<Vec<u8>>,
 ) -> Option<BTreeSet<Vec<u8>>> {
     accepted(Difference::OfficialMisloadsInlineRecords, scope)?;
-    let differing: BTreeSet<Vec<u8>> =
-        official.symmetric_difference(reader).cloned().collect();
+    let differing: BTreeSet<Vec<u8>> = official.symmetric_difference(reader).cloned().collect();
     if differing.is_empty() {
         return None;
     }
@@ -163,7 +162,6 @@ pub fn repair_v1_2_0_clobber(region: &[u8], clobbered: &[u8], original: &[u8]) -
     (repaired > 0).then_some(out)
 }
 
-
 /// Copies the files of the store `STORE_ID` from `from` to `to` (created).
 pub fn copy_store(from: &Path, to: &Path) -> Result<()> {
     std::fs::create_dir_all(to).map_err(|e| Error::io(to, e))?;
@@ -175,7 +173,6 @@ pub fn copy_store(from: &Path, to: &Path) -> Result<()> {
     }
     Ok(())
 }
-
 
 /// Extends the files of store `id` in `dir` as the official library does when it opens them
 /// (see [`Difference::ZeroFill`]): a missing or short file grows with zeros to the next page.
@@ -197,7 +194,6 @@ pub fn zero_fill_like_official(dir: &Path, id: &str) -> Result<()> {
     }
     Ok(())
 }
-
 
 fn meta_path(dir: &Path) -> PathBuf {
     mmkv_reader::meta_path(&dir.join(STORE_ID))
@@ -307,7 +303,11 @@ pub fn overlong_lazy_keys(dir: &Path, kind: StoreKind, strategy: ErrorStrategy) 
 /// Keys of an expiring store whose live value is only the expire suffix (empty payload), as
 /// the reader reads it with `strategy` (a recovered region has its own records).
 /// The first of `dirs` that `Store` opens is read (the state, then its zero-filled copy).
-pub fn empty_payload_keys(dirs: &[&Path], kind: StoreKind, strategy: ErrorStrategy) -> Vec<Vec<u8>> {
+pub fn empty_payload_keys(
+    dirs: &[&Path],
+    kind: StoreKind,
+    strategy: ErrorStrategy,
+) -> Vec<Vec<u8>> {
     let Some(store) = dirs.iter().find_map(|d| open_store(d, kind, strategy).ok()) else {
         return Vec::new();
     };
@@ -319,6 +319,119 @@ pub fn empty_payload_keys(dirs: &[&Path], kind: StoreKind, strategy: ErrorStrate
         .filter(|(_, v)| v.is_empty())
         .map(|(k, _)| k.to_vec())
         .collect()
+}
+
+/// A store's files as a recogniser reads them (parsed here, not through the reader under
+/// test): the data file and the key it is encrypted with, if any.
+#[derive(Debug, Clone, Copy)]
+pub struct StoreFiles<'a> {
+    /// The data file (the meta file is `<path>.crc`).
+    pub path: &'a Path,
+    /// The encryption key (`None`: plaintext).
+    pub crypt_key: Option<&'a [u8]>,
+    /// AES-256 instead of AES-128.
+    pub aes256: bool,
+}
+
+impl StoreFiles<'_> {
+    /// The decrypted data region as the files are now and the first key-stream block of
+    /// their IV (`None` without encryption).
+    pub fn region(&self) -> Option<(Vec<u8>, Option<[u8; 16]>)> {
+        let key = self
+            .crypt_key
+            .and_then(|k| mmkv_reader::CryptKey::new(k, self.aes256));
+        let raw = mmkv_reader::raw::read_raw(self.path, key.clone()).ok()?;
+        let stream = key.map(|k| {
+            let mut stream = [0u8; 16];
+            k.decrypt(&k.iv_for(&raw.meta), &mut stream);
+            stream
+        });
+        Some((raw.region().to_vec(), stream))
+    }
+}
+
+/// The start of the data region as one version left it for the next (what v1.2.0's
+/// write-back over a v1.1.x file damages).
+#[derive(Debug, Clone)]
+pub struct RegionStart {
+    /// Length of the item-size holder.
+    holder_len: usize,
+    /// The first key-stream block of the file's IV (`None`: plaintext).
+    stream: Option<[u8; 16]>,
+    /// The region's bytes from the holder's end to byte 4 (the first record's start).
+    first: Vec<u8>,
+}
+
+impl RegionStart {
+    /// The start of the region as `files` are now.
+    pub fn of(files: &StoreFiles<'_>) -> Option<RegionStart> {
+        let (region, stream) = files.region()?;
+        let holder_len = mmkv_reader::records::holder_len(&region).ok()?;
+        let first = region
+            .get(holder_len..ITEM_SIZE_HOLDER.len())
+            .unwrap_or_default()
+            .to_vec();
+        Some(RegionStart {
+            holder_len,
+            stream,
+            first,
+        })
+    }
+}
+
+/// The row of v1.2.0's write-back over a v1.1.x file, when it covers `scope` and `files`
+/// show exactly its damage over the region `old` the previous version left: the region
+/// starts with the holder and the damaged first record ([`writeback_v1_2_0_clobbered`]), or
+/// (a plaintext map) undoing the damage wherever a record carries it makes the files hold
+/// exactly `live_keys`, the official instance's keys before it reloaded them.
+pub fn writeback_clobbered(
+    scope: &Scope,
+    old: Option<&RegionStart>,
+    files: &StoreFiles<'_>,
+    live_keys: Option<&BTreeSet<Vec<u8>>>,
+) -> Option<&'static Exception> {
+    let exception = accepted(Difference::OfficialWriteBackClobbersFirstRecord, scope)?;
+    let old = old?;
+    let (region, new_stream) = files.region()?;
+    if writeback_v1_2_0_clobbered(
+        old.holder_len,
+        &region,
+        old.stream.as_ref(),
+        &new_stream.unwrap_or_default(),
+    ) {
+        return Some(exception);
+    }
+    if old.stream.is_some() {
+        return None;
+    }
+    let clobber = writeback_v1_2_0_clobber(old.holder_len)?;
+    let repaired = repair_v1_2_0_clobber(&region, clobber, &old.first)?;
+    let mut last: BTreeMap<&[u8], bool> = BTreeMap::new();
+    for record in mmkv_reader::records::records(&repaired) {
+        let record = record.ok()?;
+        last.insert(record.key, !record.value.is_empty());
+    }
+    let keys: BTreeSet<Vec<u8>> = last
+        .into_iter()
+        .filter(|(_, live)| *live)
+        .map(|(k, _)| k.to_vec())
+        .collect();
+    (Some(&keys) == live_keys).then_some(exception)
+}
+
+/// The row of the v1.2.0-v1.2.2 encrypted loader and the keys in which `official_keys` and
+/// `reader_keys` differ, when that row covers `scope` and every such key's last record in
+/// `files` is one that loader can misjudge ([`crypt_loader_v1_2_0_explains`]).
+pub fn inline_misload(
+    scope: &Scope,
+    files: &StoreFiles<'_>,
+    official_keys: &BTreeSet<Vec<u8>>,
+    reader_keys: &BTreeSet<Vec<u8>>,
+) -> Option<(&'static Exception, BTreeSet<Vec<u8>>)> {
+    let exception = accepted(Difference::OfficialMisloadsInlineRecords, scope)?;
+    let (region, _) = files.region()?;
+    let keys = crypt_loader_misjudged(scope, &region, official_keys, reader_keys)?;
+    Some((exception, keys))
 }
 
 #[cfg(test)]
@@ -427,5 +540,4 @@ mod tests {
             None
         );
     }
-
 }

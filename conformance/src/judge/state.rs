@@ -132,7 +132,6 @@ pub fn judge(scope: &Scope, official: &OfficialOutcome, reader: &ReaderOutcome) 
     }
 }
 
-
 /// Judges one (state, strategy, reader path), trying the exceptions on a difference:
 /// `reader` is what `reader_fn` read from the state in `dir`.
 #[allow(clippy::too_many_arguments)]
@@ -201,7 +200,9 @@ pub fn classify(
             };
             let o = OfficialOutcome::Read(without(o));
             if ok(&judge(scope, &o, &Ok(without(r)))) {
-                return Ok(Verdict::Exception(Difference::OfficialMisloadsInlineRecords));
+                return Ok(Verdict::Exception(
+                    Difference::OfficialMisloadsInlineRecords,
+                ));
             }
         }
     }
@@ -219,7 +220,6 @@ pub fn classify(
     }
     Ok(v)
 }
-
 
 /// Verdicts per strategy and reader path (`reader` as `Store`, and [`read_dump`]) on the
 /// store in `dir`, given what the official library did with each strategy.

@@ -23,7 +23,8 @@
 //! means the official in-memory state disagreed with its own files; and an official key set
 //! that changes across close/reopen means the library cannot read back its own files. Both
 //! are upstream bugs, accepted only where a row of [`crate::judge::exceptions::TABLE`] covers the
-//! version and configuration (then kept as [`RunOutcome::divergences`]); anywhere else they
+//! version and configuration and its recogniser ([`crate::judge::recognise`]) explains the
+//! difference (then kept as [`RunOutcome::divergences`]); anywhere else they
 //! fail the run. The verdict therefore does not depend on whether the official library's
 //! random IVs happened to trigger such a bug in this run.
 //!
@@ -36,210 +37,27 @@
 //! clock too ([`sleep_until_secs`]), before anything is compared.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use mmkv_reader::ReloadStats;
 use mmkv_sys::versions::Tag;
 
-use crate::judge::compare::{
-    capture_reader, compare_with_official, official_visible_keys, render_keys, Mismatch,
-    ReaderReads,
+use crate::differential::model::Model;
+use crate::differential::outcome::{Judged, RunOutcome};
+use crate::differential::stats::RunStats;
+use crate::differential::workload::{
+    touched_keys, Op, Repro, Workload, DEFAULT_CHECK_EVERY, SHORT_EXPIRE,
 };
 use crate::error::{Error, Result};
+use crate::judge::compare::{
+    capture_reader, compare_with_official, official_visible_keys, render_keys, Compared, Mismatch,
+    ReaderReads, ReaderSide,
+};
 use crate::judge::exceptions::{accepted, Difference, Exception, Scope};
+use crate::judge::recognise::{inline_misload, writeback_clobbered, RegionStart, StoreFiles};
 use crate::kind::{ModeKind, StoreKind};
 use crate::official::{hold_process, OfficialLib, OfficialStore};
-use crate::value::Value;
 use crate::view::{ReaderFactory, ReaderView};
-use crate::workload::{
-    expire_time, touched_keys, Op, Repro, Workload, DEFAULT_CHECK_EVERY, SHORT_EXPIRE, YEAR_EXPIRE,
-};
-
-/// Seconds since the epoch, as `time(nullptr)` sees them.
-pub fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
-}
-
-/// Sleeps until `now_secs() >= secs` and the official library's clock says so too: it reads
-/// `time(nullptr)`, on Linux the coarse clock the kernel advances once a tick, so right after a
-/// second begins it can still report the one before (7 ms behind on a CI machine). A check
-/// made then would find a short expiry not yet passed for the official instance (a CI run,
-/// whose reader still read the precise clock, failed so in three expiring kinds at once).
-pub fn sleep_until_secs(secs: u64) {
-    loop {
-        let now = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default();
-        if now.as_secs() >= secs && official_clock_secs() >= secs {
-            return;
-        }
-        let left = Duration::from_secs(secs).saturating_sub(now);
-        std::thread::sleep(left + Duration::from_millis(5));
-    }
-}
-
-/// The seconds the official library's `time(nullptr)` returns now: the reader's
-/// [`SystemClock`](mmkv_reader::SystemClock) reads that same clock.
-fn official_clock_secs() -> u64 {
-    u64::from(mmkv_reader::Clock::now_secs(&mmkv_reader::SystemClock))
-}
-
-/// An accepted upstream difference (see [`crate::judge::exceptions`]).
-#[derive(Debug, Clone)]
-pub struct Divergence {
-    /// The check it was seen in.
-    pub stage: String,
-    /// What differed.
-    pub mismatch: Mismatch,
-    /// The table row that accepts it.
-    pub exception: &'static Exception,
-}
-
-impl std::fmt::Display for Divergence {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "[{}] {} (accepted: {}, {})",
-            self.stage,
-            self.mismatch,
-            self.exception.reference,
-            self.exception.difference.describe()
-        )
-    }
-}
-
-/// Counters of one run (what ran: the report and the tests print them).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct RunStats {
-    /// Operations executed by the official library.
-    pub ops: u64,
-    /// Operations this version cannot perform (skipped).
-    pub unsupported_ops: u64,
-    /// `set()` calls the library refused.
-    pub rejected_sets: u64,
-    /// Checks (comparison points).
-    pub checks: u64,
-    /// Keys compared, summed over every capture of either reader.
-    pub keys_compared: u64,
-    /// (key, getter) reads compared, summed likewise.
-    pub reads_compared: u64,
-    /// Expire times compared with what the writer set.
-    pub expire_checked: u64,
-    /// Reload counters of the long-lived reader(s), summed.
-    pub long_lived: ReloadCounts,
-    /// Times the long-lived reader had to be replaced (a `reKey` changed the key).
-    pub long_lived_replaced: u64,
-    /// Switches of the writing version (migration) that were checked.
-    pub version_switches: u64,
-}
-
-/// [`ReloadStats`] that can be summed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ReloadCounts {
-    /// Full reloads.
-    pub full: u64,
-    /// Partial reloads.
-    pub partial: u64,
-    /// Failed reloads.
-    pub failed: u64,
-}
-
-impl ReloadCounts {
-    fn add(&mut self, s: &ReloadStats) {
-        self.full += s.full;
-        self.partial += s.partial;
-        self.failed += s.failed;
-    }
-
-    /// Sums two counters.
-    pub fn merge(&mut self, o: &ReloadCounts) {
-        self.full += o.full;
-        self.partial += o.partial;
-        self.failed += o.failed;
-    }
-}
-
-impl RunStats {
-    /// Adds another run's counters.
-    pub fn merge(&mut self, o: &RunStats) {
-        self.ops += o.ops;
-        self.unsupported_ops += o.unsupported_ops;
-        self.rejected_sets += o.rejected_sets;
-        self.checks += o.checks;
-        self.keys_compared += o.keys_compared;
-        self.reads_compared += o.reads_compared;
-        self.expire_checked += o.expire_checked;
-        self.long_lived.merge(&o.long_lived);
-        self.long_lived_replaced += o.long_lived_replaced;
-        self.version_switches += o.version_switches;
-    }
-}
-
-/// What one run produced.
-#[derive(Debug)]
-pub struct RunOutcome {
-    /// Reader failures, each with the check it was seen in.
-    pub mismatches: Vec<(String, Mismatch)>,
-    /// Differences accepted by a row of the exceptions table.
-    pub divergences: Vec<Divergence>,
-    /// Why a migration run stopped before its end: an older version could not read the file
-    /// a newer one left (not a failure: that version is no reference for such files).
-    pub stopped: Option<String>,
-    /// What ran.
-    pub stats: RunStats,
-    /// The folder holding the store files (deleted on drop).
-    pub dir: tempfile::TempDir,
-    /// Store id (file name) inside `dir`.
-    pub store_id: String,
-}
-
-impl RunOutcome {
-    /// True when the reader agreed everywhere.
-    pub fn passed(&self) -> bool {
-        self.mismatches.is_empty()
-    }
-
-    /// True when the official library lost its own files (an accepted upstream bug) and the
-    /// run stopped comparing there.
-    pub fn official_lost_files(&self) -> bool {
-        self.divergences.iter().any(|d| {
-            matches!(
-                d.exception.difference,
-                Difference::OfficialLostOwnFiles
-                    | Difference::OfficialMisloadsInlineRecords
-                    | Difference::OfficialWriteBackClobbersFirstRecord
-                    | Difference::OfficialRekeyNotWritten
-                    | Difference::OfficialRekeyRestartsCipher
-            )
-        })
-    }
-
-    /// The differing reads, one per line (accepted upstream divergences last).
-    pub fn diff_text(&self) -> String {
-        let mut out = String::new();
-        for (stage, m) in &self.mismatches {
-            let _ = writeln!(out, "[{stage}] {m}");
-        }
-        for d in &self.divergences {
-            let _ = writeln!(out, "{d}");
-        }
-        out
-    }
-
-    /// A short summary (first few mismatches) for test failure messages.
-    pub fn summary(&self, max: usize) -> String {
-        let mut out = format!("{} mismatch(es)", self.mismatches.len());
-        for (stage, m) in self.mismatches.iter().take(max) {
-            let _ = write!(out, "\n  [{stage}] {m}");
-        }
-        out
-    }
-}
+use crate::vocab::clock::{now_secs, sleep_until_secs};
 
 /// One version's part of a run.
 #[derive(Clone, Copy)]
@@ -324,7 +142,6 @@ pub fn run_steps(
     let official = open_official(first.lib, dir.path(), &id, &config)?;
     let mut r = Runner {
         reader,
-        path: dir.path().join(&id),
         dir: dir.path().to_path_buf(),
         id: id.clone(),
         lib: first.lib,
@@ -333,13 +150,9 @@ pub fn run_steps(
         long: None,
         keys,
         stats: RunStats::default(),
-        mismatches: Vec::new(),
-        divergences: Vec::new(),
+        judged: Judged::default(),
+        model: Model::default(),
         last_short: None,
-        expect: BTreeMap::new(),
-        written: BTreeMap::new(),
-        lost: false,
-        stopped: None,
         takeover: None,
     };
     r.open_long_lived();
@@ -350,7 +163,7 @@ pub fn run_steps(
         }
         let mut since_check = 0;
         for (i, op) in step.ops.iter().enumerate() {
-            if r.lost {
+            if r.judged.lost {
                 break;
             }
             if matches!(op, Op::Reopen) {
@@ -366,15 +179,15 @@ pub fn run_steps(
             }
         }
     }
-    if !r.lost {
+    if !r.judged.lost {
         r.check("end", true)?;
     }
     r.official.close()?;
     r.retire_long_lived();
     Ok(RunOutcome {
-        mismatches: r.mismatches,
-        divergences: r.divergences,
-        stopped: r.stopped,
+        mismatches: r.judged.mismatches,
+        divergences: r.judged.divergences,
+        stopped: r.judged.stopped,
         stats: r.stats,
         dir,
         store_id: id,
@@ -412,62 +225,60 @@ fn open_official(
     Ok(store)
 }
 
-/// What the reader must report as a key's expire time: within `lo..=hi` (0 = never).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Expect {
-    Window(u32, u32),
-    Unknown,
-}
-
+/// One run in progress: the official instance and the readers it is compared with.
 struct Runner<'a> {
     reader: &'a dyn ReaderFactory,
-    path: PathBuf,
+    /// The folder of the store files and the store id (file name).
     dir: PathBuf,
     id: String,
     lib: &'a dyn OfficialLib,
     official: Box<dyn OfficialStore>,
     config: Config,
+    /// The long-lived reader (`None` while it cannot be opened).
     long: Option<Box<dyn ReaderView>>,
+    /// Every key the workload touches (each is read at every check).
     keys: Vec<Vec<u8>>,
     stats: RunStats,
-    mismatches: Vec<(String, Mismatch)>,
-    divergences: Vec<Divergence>,
+    judged: Judged,
+    model: Model,
+    /// When the last short expire duration was set (precise seconds).
     last_short: Option<u64>,
-    expect: BTreeMap<Vec<u8>, Expect>,
-    /// The value last written to each key, while it is certainly still there.
-    written: BTreeMap<Vec<u8>, Value>,
-    /// The official library lost its own files (accepted), or an older version cannot read
-    /// a newer file: nothing more can be judged.
-    lost: bool,
-    /// Why a migration run stopped early (an older version cannot read the newer file).
-    stopped: Option<String>,
     /// The region start as the previous version left the files when the current one took
     /// them over.
-    takeover: Option<Takeover>,
+    takeover: Option<RegionStart>,
 }
 
-/// The start of the data region as one version left it for the next (what v1.2.0's
-/// write-back over a v1.1.x file damages).
-#[derive(Debug, Clone)]
-struct Takeover {
-    /// Length of the item-size holder.
-    holder_len: usize,
-    /// The first key-stream block of the file's IV (`None`: plaintext).
-    stream: Option<[u8; 16]>,
-    /// The region's bytes from the holder's end to byte 4 (the first record's start).
-    first: Vec<u8>,
-}
+/// Why an unaccepted upstream difference fails: no row covers it.
+const UNLISTED: &str = "no listed upstream bug covers this version and configuration";
 
-fn open_error(which: &str, e: String) -> Mismatch {
+/// Why an unaccepted difference of the live instance alone fails.
+const UNLISTED_MEMORY: &str = "official in-memory state differs from its files; \
+                               no listed upstream bug covers this version and configuration";
+
+fn open_error(side: ReaderSide, e: String) -> Mismatch {
     Mismatch {
         key: None,
-        what: format!("open ({which})"),
+        what: Compared::Open(side),
         official: "opened".to_string(),
         reader: format!("error: {e}"),
     }
 }
 
 impl<'a> Runner<'a> {
+    /// The data file.
+    fn path(&self) -> PathBuf {
+        self.dir.join(&self.id)
+    }
+
+    /// The files as the recognisers read them, with the current key.
+    fn files<'s>(&'s self, path: &'s Path) -> StoreFiles<'s> {
+        StoreFiles {
+            path,
+            crypt_key: self.config.crypt_key.as_deref(),
+            aes256: self.config.aes256,
+        }
+    }
+
     fn scope(&self) -> Scope {
         Scope::new(
             self.lib.tag(),
@@ -487,7 +298,7 @@ impl<'a> Runner<'a> {
 
     fn open_reader(&self) -> std::result::Result<Box<dyn ReaderView>, String> {
         self.reader.open(
-            &self.path,
+            &self.path(),
             self.config.crypt_key.as_deref(),
             self.config.aes256,
         )
@@ -499,18 +310,17 @@ impl<'a> Runner<'a> {
             Ok(v) => self.long = Some(v),
             Err(e) => {
                 self.long = None;
-                let mismatch = open_error("long-lived reader", e);
+                let mismatch = open_error(ReaderSide::LongLived, e);
                 let live_keys = official_visible_keys(self.official.as_mut()).ok();
                 match self.writeback_clobbered(live_keys.as_ref()) {
-                    Some(exception) => {
-                        self.divergences.push(Divergence {
-                            stage: format!("{}: long-lived reader", self.lib.tag()),
-                            mismatch,
-                            exception,
-                        });
-                        self.lost = true;
-                    }
-                    None => self.mismatches.push(("start".to_string(), mismatch)),
+                    Some(exception) => self.judged.accept_and_stop(
+                        format!("{}: long-lived reader", self.lib.tag()),
+                        mismatch,
+                        exception,
+                    ),
+                    None => self
+                        .judged
+                        .record("start".to_string(), mismatch, None, None),
                 }
             }
         }
@@ -531,7 +341,7 @@ impl<'a> Runner<'a> {
     fn switch_version(&mut self, lib: &'a dyn OfficialLib) -> Result<()> {
         let stage = format!("{}: before switching to {}", self.lib.tag(), lib.tag());
         self.check(&stage, false)?;
-        if self.lost {
+        if self.judged.lost {
             return Ok(());
         }
         let before = official_visible_keys(self.official.as_mut())?;
@@ -539,37 +349,38 @@ impl<'a> Runner<'a> {
         let older = Tag::parse(lib.tag()) < Tag::parse(self.lib.tag());
         let from = self.lib.tag().to_string();
         if older && self.config.aes256 && !lib.features().aes256 {
-            self.stopped = Some(format!(
+            self.judged.stopped = Some(format!(
                 "{} has no AES-256 but the store {from} left is AES-256",
                 lib.tag()
             ));
-            self.lost = true;
+            self.judged.lost = true;
             return Ok(());
         }
         if older && !lib.features().key_expire && self.meta_key_expire() {
             // The file says its values carry expire times; a version without expiration
             // ignores that and is no reference for it.
-            self.stopped = Some(format!(
+            self.judged.stopped = Some(format!(
                 "{} has no key expiration but the store {from} left has it enabled",
                 lib.tag()
             ));
-            self.lost = true;
+            self.judged.lost = true;
             return Ok(());
         }
-        self.takeover = self.region_start();
+        let path = self.path();
+        self.takeover = RegionStart::of(&self.files(&path));
         self.lib = lib;
         self.official = open_official(self.lib, &self.dir, &self.id, &self.config)?;
         if older {
             let after = official_visible_keys(self.official.as_mut())?;
             if after != before {
                 // An older version that cannot read a newer file is no reference.
-                self.stopped = Some(format!(
+                self.judged.stopped = Some(format!(
                     "{} cannot read the store {from} left ({} of {} keys visible)",
                     lib.tag(),
                     after.len(),
                     before.len()
                 ));
-                self.lost = true;
+                self.judged.lost = true;
                 return Ok(());
             }
         }
@@ -580,7 +391,7 @@ impl<'a> Runner<'a> {
 
     /// The store's meta file (`<data file>.crc`).
     fn meta_file(&self) -> PathBuf {
-        mmkv_reader::meta_path(&self.path)
+        mmkv_reader::meta_path(&self.path())
     }
 
     /// The key-expiration flag of the meta file as it is now.
@@ -618,51 +429,33 @@ impl<'a> Runner<'a> {
                 if matches!(expire, Some(d) if *d != 0 && *d <= SHORT_EXPIRE) {
                     self.last_short = Some(t1);
                 }
-                // The official clock may be a coarse one that lags a tick behind.
-                let t0 = t0.saturating_sub(1);
-                // The expire time the official library writes for a duration set at `t`.
-                let at = |t: u64, d: u32| expire_time(t, d, features.saturating_expire);
                 let duration = self.config.expire.map(|default| expire.unwrap_or(default));
-                let lasting = match duration {
-                    None | Some(0) => true,
-                    // A year or more ahead, unless the sum wrapped to the past.
-                    Some(d) => d >= YEAR_EXPIRE && u64::from(at(t0, d)) > t1,
-                };
-                if lasting {
-                    self.written.insert(key.0.clone(), value.clone());
-                } else {
-                    self.written.remove(&key.0);
-                }
-                let expect = match duration {
-                    None | Some(0) => Expect::Window(0, 0),
-                    // The sum wrapped between the two readings of the clock.
-                    Some(d) if at(t0, d) > at(t1, d) => Expect::Unknown,
-                    Some(d) => Expect::Window(at(t0, d), at(t1, d)),
-                };
-                self.expect.insert(key.0.clone(), expect);
+                self.model.set(
+                    &key.0,
+                    value,
+                    duration,
+                    (t0, t1),
+                    features.saturating_expire,
+                );
             }
             Op::Remove { key } => {
                 self.official.remove(&key.0)?;
-                self.expect.remove(&key.0);
-                self.written.remove(&key.0);
+                self.model.remove(&key.0);
             }
             Op::RemoveKeys { keys } => {
                 let ks: Vec<&[u8]> = keys.iter().map(|k| k.0.as_slice()).collect();
                 self.official.remove_keys(&ks)?;
                 for k in keys {
-                    self.expect.remove(&k.0);
-                    self.written.remove(&k.0);
+                    self.model.remove(&k.0);
                 }
             }
             Op::ClearAll => {
                 self.official.clear_all()?;
-                self.expect.clear();
-                self.written.clear();
+                self.model.clear();
             }
             Op::ClearAllKeepSpace => {
                 if self.official.clear_all_keep_space()? {
-                    self.expect.clear();
-                    self.written.clear();
+                    self.model.clear();
                 } else {
                     self.stats.unsupported_ops += 1;
                 }
@@ -675,8 +468,7 @@ impl<'a> Runner<'a> {
                     self.stats.unsupported_ops += 1;
                 } else if self.official.enable_key_expire(*default_expire)? {
                     if self.config.expire.is_none() {
-                        // What a populated store's existing keys get is the library's choice.
-                        self.expect.values_mut().for_each(|e| *e = Expect::Unknown);
+                        self.model.expiration_enabled();
                     }
                     self.config.expire = Some(*default_expire);
                 }
@@ -686,9 +478,7 @@ impl<'a> Runner<'a> {
                     self.stats.unsupported_ops += 1;
                 } else if self.official.disable_key_expire()? {
                     self.config.expire = None;
-                    self.expect
-                        .values_mut()
-                        .for_each(|e| *e = Expect::Window(0, 0));
+                    self.model.expiration_disabled();
                 }
             }
             Op::Rekey(crypt) => {
@@ -736,7 +526,7 @@ impl<'a> Runner<'a> {
     /// The data file and the meta file as they are now (`None` when either is unreadable).
     fn store_files(&self) -> Option<(Vec<u8>, Vec<u8>)> {
         Some((
-            std::fs::read(&self.path).ok()?,
+            std::fs::read(self.path()).ok()?,
             std::fs::read(self.meta_file()).ok()?,
         ))
     }
@@ -776,7 +566,7 @@ impl<'a> Runner<'a> {
         }
         let m = Mismatch {
             key: None,
-            what: "files after reKey".to_string(),
+            what: Compared::FilesAfterRekey,
             official: "reKey returned true but left both files unchanged".to_string(),
             reader: match old {
                 Ok(v) => format!("with the old key: {} key(s)", v.count()),
@@ -791,43 +581,35 @@ impl<'a> Runner<'a> {
         };
         match accepted(difference, &self.scope()) {
             Some(exception) => {
-                self.divergences.push(Divergence {
-                    stage,
-                    mismatch: m,
-                    exception,
-                });
-                self.lost = true;
+                self.judged.accept_and_stop(stage, m, exception);
                 true
             }
             None if truncated_same => false,
             None => {
-                self.mismatches.push((
-                    format!(
-                        "{stage} (no listed upstream bug covers this version and configuration)"
-                    ),
-                    m,
-                ));
+                self.judged.record(stage, m, None, Some(UNLISTED));
                 false
             }
         }
     }
 
-    fn capture_long(
+    /// Captures of the long-lived reader (when open) and of a fresh one, in that order.
+    fn capture(
         &self,
         getters: &[crate::value::ValueType],
-    ) -> Option<std::result::Result<ReaderReads, Mismatch>> {
-        self.long
-            .as_ref()
-            .map(|v| Ok(capture_reader(v.as_ref(), &self.keys, getters)))
-    }
-
-    fn capture_fresh(
-        &self,
-        getters: &[crate::value::ValueType],
-    ) -> std::result::Result<ReaderReads, Mismatch> {
-        self.open_reader()
+    ) -> Vec<(ReaderSide, std::result::Result<ReaderReads, Mismatch>)> {
+        let mut out = Vec::new();
+        if let Some(v) = &self.long {
+            out.push((
+                ReaderSide::LongLived,
+                Ok(capture_reader(v.as_ref(), &self.keys, getters)),
+            ));
+        }
+        let fresh = self
+            .open_reader()
             .map(|v| capture_reader(v.as_ref(), &self.keys, getters))
-            .map_err(|e| open_error("fresh reader", e))
+            .map_err(|e| open_error(ReaderSide::Fresh, e));
+        out.push((ReaderSide::Fresh, fresh));
+        out
     }
 
     /// Compares one capture with the current official instance.
@@ -862,30 +644,15 @@ impl<'a> Runner<'a> {
     fn check_expire(
         &mut self,
         stage: &str,
-        which: &str,
+        side: ReaderSide,
         reads: &std::result::Result<ReaderReads, Mismatch>,
     ) {
         let Ok(reads) = reads else { return };
-        for (key, got) in &reads.expire_at {
-            if let Some(Expect::Window(lo, hi)) = self.expect.get(key) {
-                self.stats.expire_checked += 1;
-                let got = got.unwrap_or(0);
-                if !(*lo..=*hi).contains(&got) {
-                    self.mismatches.push((
-                        format!("{stage}, {which}"),
-                        Mismatch {
-                            key: Some(key.clone()),
-                            what: "expire_at (vs the writer's set)".to_string(),
-                            official: if lo == hi {
-                                lo.to_string()
-                            } else {
-                                format!("{lo}..={hi}")
-                            },
-                            reader: got.to_string(),
-                        },
-                    ));
-                }
-            }
+        let (checked, wrong) = self.model.check_expire(reads);
+        self.stats.expire_checked += checked;
+        for m in wrong {
+            self.judged
+                .record(format!("{stage}, {side}"), m, None, None);
         }
     }
 
@@ -895,7 +662,7 @@ impl<'a> Runner<'a> {
     fn judge_reopened(
         &mut self,
         stage: &str,
-        which: &str,
+        side: ReaderSide,
         mismatches: Vec<Mismatch>,
         reads: &std::result::Result<ReaderReads, Mismatch>,
     ) -> Result<()> {
@@ -936,14 +703,9 @@ impl<'a> Runner<'a> {
                 }
                 _ => false,
             };
-            match (own, exception) {
-                (true, Some(exception)) => self.divergences.push(Divergence {
-                    stage: format!("{stage}, {which}"),
-                    mismatch: m,
-                    exception,
-                }),
-                _ => self.mismatches.push((format!("{stage}, {which}"), m)),
-            }
+            let exception = exception.filter(|_| own);
+            self.judged
+                .record(format!("{stage}, {side}"), m, exception, None);
         }
         Ok(())
     }
@@ -956,7 +718,7 @@ impl<'a> Runner<'a> {
         reads: &ReaderReads,
         getters: &[crate::value::ValueType],
     ) -> Result<bool> {
-        let Some(written) = self.written.get(key).cloned() else {
+        let Some(written) = self.model.written(key).cloned() else {
             return Ok(false);
         };
         let ty = written.value_type();
@@ -974,124 +736,55 @@ impl<'a> Runner<'a> {
         Ok(self.official.get(key, ty)?.as_ref() != Some(&written))
     }
 
-    /// The keys in which `official_keys` and the reader's key set differ, when the exceptions
-    /// table lists the v1.2.0-v1.2.2 encrypted loader bug for this version and configuration
-    /// and every such key's last record in the files (parsed here from the decrypted region,
-    /// not through the reader under test) is one that loader can misjudge
-    /// ([`crate::judge::recognise::crypt_loader_v1_2_0_explains`]). `None` otherwise.
+    /// [`inline_misload`] on the files as they are now, against the fresh reader's keys.
     fn inline_misload(
         &self,
         official_keys: &BTreeSet<Vec<u8>>,
         reads: &std::result::Result<ReaderReads, Mismatch>,
     ) -> Option<(&'static Exception, BTreeSet<Vec<u8>>)> {
-        let exception = accepted(Difference::OfficialMisloadsInlineRecords, &self.scope())?;
         let reads = reads.as_ref().ok()?;
-        let (region, _) = self.raw_region()?;
-        let keys = crate::judge::recognise::crypt_loader_misjudged(
+        let path = self.path();
+        inline_misload(
             &self.scope(),
-            &region,
+            &self.files(&path),
             official_keys,
             &reads.keys,
-        )?;
-        Some((exception, keys))
+        )
     }
 
-    /// The decrypted data region as the files are now (parsed here, not through the reader
-    /// under test) and the first key-stream block of their IV (`None` without encryption).
-    fn raw_region(&self) -> Option<(Vec<u8>, Option<[u8; 16]>)> {
-        let key = self
-            .config
-            .crypt_key
-            .as_deref()
-            .and_then(|k| mmkv_reader::CryptKey::new(k, self.config.aes256));
-        let raw = mmkv_reader::raw::read_raw(&self.path, key.clone()).ok()?;
-        let stream = key.map(|k| {
-            let mut stream = [0u8; 16];
-            k.decrypt(&k.iv_for(&raw.meta), &mut stream);
-            stream
-        });
-        Some((raw.region().to_vec(), stream))
-    }
-
-    /// The start of the region as the files are now.
-    fn region_start(&self) -> Option<Takeover> {
-        let (region, stream) = self.raw_region()?;
-        let holder_len = mmkv_reader::records::holder_len(&region).ok()?;
-        let first = region
-            .get(holder_len..crate::judge::recognise::ITEM_SIZE_HOLDER.len())
-            .unwrap_or_default()
-            .to_vec();
-        Some(Takeover {
-            holder_len,
-            stream,
-            first,
-        })
-    }
-
-    /// The exceptions row of v1.2.0's write-back over a v1.1.x file, when it covers this
-    /// version and configuration and the files show exactly its damage over the region the
-    /// previous version left: the region starts with the holder and the damaged first record
-    /// ([`crate::judge::recognise::writeback_v1_2_0_clobbered`]), or (a plaintext map) undoing the
-    /// damage wherever a record carries it makes the files hold exactly `live_keys`, the
-    /// official instance's keys before it reloaded them.
+    /// [`writeback_clobbered`] on the files as they are now, over the region the previous
+    /// version left.
     fn writeback_clobbered(
         &self,
         live_keys: Option<&BTreeSet<Vec<u8>>>,
     ) -> Option<&'static Exception> {
-        use crate::judge::recognise as x;
-        let exception = accepted(
-            Difference::OfficialWriteBackClobbersFirstRecord,
+        let path = self.path();
+        writeback_clobbered(
             &self.scope(),
-        )?;
-        let old = self.takeover.as_ref()?;
-        let (region, new_stream) = self.raw_region()?;
-        if x::writeback_v1_2_0_clobbered(
-            old.holder_len,
-            &region,
-            old.stream.as_ref(),
-            &new_stream.unwrap_or_default(),
-        ) {
-            return Some(exception);
-        }
-        if old.stream.is_some() {
-            return None;
-        }
-        let clobber = x::writeback_v1_2_0_clobber(old.holder_len)?;
-        let repaired = x::repair_v1_2_0_clobber(&region, clobber, &old.first)?;
-        let mut last: BTreeMap<&[u8], bool> = BTreeMap::new();
-        for record in mmkv_reader::records::records(&repaired) {
-            let record = record.ok()?;
-            last.insert(record.key, !record.value.is_empty());
-        }
-        let keys: BTreeSet<Vec<u8>> = last
-            .into_iter()
-            .filter(|(_, live)| *live)
-            .map(|(k, _)| k.to_vec())
-            .collect();
-        (Some(&keys) == live_keys).then_some(exception)
+            self.takeover.as_ref(),
+            &self.files(&path),
+            live_keys,
+        )
     }
 
-    /// One check (see the module docs); `reopen` forces the close/reopen part.
     /// Records the live instance's mismatches as divergences accepted by `exception` and
     /// stops the run: the official instance no longer matches its own files.
     fn accept_lost(
         &mut self,
         stage: &str,
-        live: Vec<(&str, Mismatch)>,
+        live: Vec<(ReaderSide, Mismatch)>,
         exception: &'static Exception,
     ) {
-        for (which, m) in live {
-            self.divergences.push(Divergence {
-                stage: format!("{stage}, live, {which}"),
-                mismatch: m,
-                exception,
-            });
+        for (side, m) in live {
+            self.judged
+                .accept_and_stop(format!("{stage}, live, {side}"), m, exception);
         }
-        self.lost = true;
+        self.judged.lost = true;
     }
 
+    /// One check (see the module docs); `reopen` forces the close/reopen part.
     fn check(&mut self, stage: &str, reopen: bool) -> Result<()> {
-        if self.lost {
+        if self.judged.lost {
             return Ok(());
         }
         self.wait_short_expiry();
@@ -1099,36 +792,28 @@ impl<'a> Runner<'a> {
         self.stats.checks += 1;
         let getters = self.lib.features().getters();
         let scope = self.scope();
-        let long = self.capture_long(&getters);
-        let fresh = self.capture_fresh(&getters);
+        let captures = self.capture(&getters);
         let mut live = Vec::new();
-        if let Some(long) = &long {
-            self.count(long);
-            self.check_expire(stage, "long-lived reader", long);
-            for m in self.compare(long)? {
-                live.push(("long-lived reader", m));
+        for (side, reads) in &captures {
+            self.count(reads);
+            self.check_expire(stage, *side, reads);
+            for m in self.compare(reads)? {
+                live.push((*side, m));
             }
-        }
-        self.count(&fresh);
-        self.check_expire(stage, "fresh reader", &fresh);
-        for m in self.compare(&fresh)? {
-            live.push(("fresh reader", m));
         }
         if live.is_empty() && !reopen {
             return Ok(());
         }
+        let fresh = &captures.last().expect("the fresh capture").1;
         let live_keys = official_visible_keys(self.official.as_mut())?;
         if !live.is_empty() {
             // v1.2.0 wrote over the first record of a v1.1.x file: nothing can be judged. Or
             // the live instance itself loaded the files (a reKey, a version switch) with the
             // v1.2.0-v1.2.2 encrypted loader, and only the keys it misjudged differ.
             let accepted = self.writeback_clobbered(Some(&live_keys)).or_else(|| {
-                let (exception, keys) = self.inline_misload(&live_keys, &fresh)?;
+                let (exception, keys) = self.inline_misload(&live_keys, fresh)?;
                 live.iter()
-                    .all(|(_, m)| match &m.key {
-                        Some(k) => keys.contains(k),
-                        None => matches!(m.what.as_str(), "keys" | "count"),
-                    })
+                    .all(|(_, m)| m.only_about(&keys))
                     .then_some(exception)
             });
             if let Some(exception) = accepted {
@@ -1141,7 +826,7 @@ impl<'a> Runner<'a> {
         if live_keys != reopened_keys {
             let m = Mismatch {
                 key: None,
-                what: "official key set across close/reopen".to_string(),
+                what: Compared::OfficialKeysAcrossReopen,
                 official: format!(
                     "live {} / reopened {}",
                     render_keys(&live_keys),
@@ -1153,190 +838,55 @@ impl<'a> Runner<'a> {
             // files in exactly keys the v1.2.0-v1.2.2 encrypted loader misjudges.
             let misload = live
                 .is_empty()
-                .then(|| self.inline_misload(&reopened_keys, &fresh))
+                .then(|| self.inline_misload(&reopened_keys, fresh))
                 .flatten();
             if let Some((exception, _)) = misload {
-                self.divergences.push(Divergence {
-                    stage: stage.to_string(),
-                    mismatch: m,
-                    exception,
-                });
-                self.lost = true;
+                self.judged.accept_and_stop(stage.to_string(), m, exception);
                 return Ok(());
             }
             let lost = self
                 .writeback_clobbered(Some(&live_keys))
                 .or_else(|| accepted(Difference::OfficialLostOwnFiles, &scope));
             if let Some(exception) = lost {
-                self.divergences.push(Divergence {
-                    stage: stage.to_string(),
-                    mismatch: m,
-                    exception,
-                });
+                self.judged
+                    .record(stage.to_string(), m, Some(exception), None);
                 self.accept_lost(stage, live, exception);
                 return Ok(());
             }
-            self.mismatches.push((
-                format!("{stage} (no listed upstream bug covers this version and configuration)"),
-                m,
-            ));
+            self.judged
+                .record(stage.to_string(), m, None, Some(UNLISTED));
         }
         let mut reopened = Vec::new();
-        let mut reopened_long = Vec::new();
-        if let Some(long) = &long {
-            reopened_long = self.compare(long)?;
-            for m in &reopened_long {
-                reopened.push(("long-lived reader", m.clone()));
-            }
+        for (side, reads) in &captures {
+            reopened.push((*side, self.compare(reads)?));
         }
-        let reopened_fresh = self.compare(&fresh)?;
-        for m in &reopened_fresh {
-            reopened.push(("fresh reader", m.clone()));
-        }
-        for (which, m) in live {
+        for (side, m) in live {
             let confirmed = reopened
                 .iter()
-                .any(|(w, r)| *w == which && r.key == m.key && r.what == m.what);
+                .any(|(s, ms)| *s == side && ms.iter().any(|r| r.key == m.key && r.what == m.what));
             if confirmed {
                 continue; // reported once, from the reopened comparison
             }
-            match accepted(Difference::OfficialMemoryVsFiles, &scope) {
-                Some(exception) => self.divergences.push(Divergence {
-                    stage: format!("{stage}, live, {which}"),
-                    mismatch: m,
-                    exception,
-                }),
-                None => self.mismatches.push((
-                    format!(
-                        "{stage}, live, {which} (official in-memory state differs from its files; \
-                         no listed upstream bug covers this version and configuration)"
-                    ),
-                    m,
-                )),
-            }
+            // The official in-memory state differs from its files.
+            self.judged.record(
+                format!("{stage}, live, {side}"),
+                m,
+                accepted(Difference::OfficialMemoryVsFiles, &scope),
+                Some(UNLISTED_MEMORY),
+            );
         }
         let reopened_stage = format!("{stage}, reopened official");
-        if let Some(long) = &long {
-            self.judge_reopened(&reopened_stage, "long-lived reader", reopened_long, long)?;
+        for ((side, reads), (_, ms)) in captures.iter().zip(reopened) {
+            self.judge_reopened(&reopened_stage, *side, ms, reads)?;
         }
-        self.judge_reopened(&reopened_stage, "fresh reader", reopened_fresh, &fresh)?;
         // Both readers again, on the files as they are now (the reopen and the official
         // getters may have written: deletion records of expired keys, upgrades on load).
-        let long = self.capture_long(&getters);
-        let fresh = self.capture_fresh(&getters);
         let after = format!("{stage}, after reopen");
-        if let Some(long) = &long {
-            self.count(long);
-            let ms = self.compare(long)?;
-            self.judge_reopened(&after, "long-lived reader", ms, long)?;
+        for (side, reads) in self.capture(&getters) {
+            self.count(&reads);
+            let ms = self.compare(&reads)?;
+            self.judge_reopened(&after, side, ms, &reads)?;
         }
-        self.count(&fresh);
-        let ms = self.compare(&fresh)?;
-        self.judge_reopened(&after, "fresh reader", ms, &fresh)?;
         Ok(())
-    }
-}
-
-/// Where failure folders go: `$CONFORMANCE_FAILURES_DIR`, else
-/// `$CARGO_TARGET_DIR/conformance-failures`, else `<workspace>/target/conformance-failures`.
-pub fn failures_root() -> PathBuf {
-    if let Some(p) = std::env::var_os("CONFORMANCE_FAILURES_DIR") {
-        return PathBuf::from(p);
-    }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .parent()
-                .unwrap_or(Path::new(env!("CARGO_MANIFEST_DIR")))
-                .join("target")
-        });
-    target.join("conformance-failures")
-}
-
-/// Saves a failing run under `root/<tag>-<kind>-<n>/`: `workload.yaml`, the store files and
-/// `diff.txt`. Returns the folder.
-pub fn save_failure(root: &Path, repro: &Repro, outcome: &RunOutcome) -> Result<PathBuf> {
-    std::fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
-    let mut n = 0;
-    let dir = loop {
-        let candidate = root.join(format!("{}-{}-{n}", repro.tag, repro.kind.id()));
-        match std::fs::create_dir(&candidate) {
-            Ok(()) => break candidate,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => n += 1,
-            Err(e) => return Err(Error::io(&candidate, e)),
-        }
-    };
-    let write = |name: &str, text: &str| -> Result<()> {
-        let p = dir.join(name);
-        std::fs::write(&p, text).map_err(|e| Error::io(&p, e))
-    };
-    write("workload.yaml", &repro.to_yaml())?;
-    write("diff.txt", &outcome.diff_text())?;
-    for entry in
-        std::fs::read_dir(outcome.dir.path()).map_err(|e| Error::io(outcome.dir.path(), e))?
-    {
-        let entry = entry.map_err(|e| Error::io(outcome.dir.path(), e))?;
-        if entry.path().is_file() {
-            let to = dir.join(entry.file_name());
-            std::fs::copy(entry.path(), &to).map_err(|e| Error::io(&to, e))?;
-        }
-    }
-    Ok(dir)
-}
-
-/// The one line that reproduces a saved failure.
-pub fn replay_command(dir: &Path) -> String {
-    format!("cargo run -p conformance -- replay {}", dir.display())
-}
-
-/// Loads `workload.yaml` from a failure folder (or a YAML file path).
-pub fn load_repro(path: &Path) -> Result<Repro> {
-    let file = if path.is_dir() {
-        path.join("workload.yaml")
-    } else {
-        path.to_path_buf()
-    };
-    let text = std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
-    Repro::from_yaml(&text).map_err(|e| Error::Workload {
-        path: file,
-        message: e.to_string(),
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// After the wait, both clocks have reached the second: the precise one the harness reads
-    /// and `time(nullptr)`'s, which the official library (and the reader) read. The CPUs are
-    /// kept busy meanwhile, as in a CI run: a CPU that wakes from idle brings the coarse clock
-    /// up to date, a busy one leaves it to the next tick.
-    #[test]
-    fn sleep_until_secs_waits_for_the_official_clock_too() {
-        use std::sync::atomic::{AtomicBool, Ordering};
-        let stop = AtomicBool::new(false);
-        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let behind = std::thread::scope(|s| {
-            for _ in 0..cpus {
-                s.spawn(|| {
-                    while !stop.load(Ordering::Relaxed) {
-                        std::hint::spin_loop();
-                    }
-                });
-            }
-            let behind = (0..3).find_map(|_| {
-                let target = now_secs() + 1;
-                sleep_until_secs(target);
-                let official = official_clock_secs();
-                (official < target).then_some((official, target))
-            });
-            stop.store(true, Ordering::Relaxed);
-            behind
-        });
-        assert_eq!(
-            behind, None,
-            "time(nullptr) was still at the first second after the wait for the second"
-        );
     }
 }

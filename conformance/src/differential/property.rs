@@ -7,11 +7,15 @@ use proptest::test_runner::{
     Config, FileFailurePersistence, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner,
 };
 
+use crate::differential::failures::{failures_root, replay_command, save_failure};
+use crate::differential::runner::run_repro;
+use crate::differential::stats::RunStats;
+use crate::differential::workload::{
+    op_strategy, workload_strategy, Continuation, GenConfig, Repro, Workload,
+};
 use crate::kind::StoreKind;
 use crate::official::OfficialLib;
-use crate::run::{failures_root, replay_command, run_repro, save_failure, RunStats};
 use crate::view::ReaderFactory;
-use crate::workload::{op_strategy, workload_strategy, Continuation, GenConfig, Repro, Workload};
 
 /// Default number of cases per (version, kind) when `PROPTEST_CASES` is not set.
 pub const DEFAULT_CASES: u32 = 12;
@@ -137,7 +141,7 @@ pub fn check_property_with(
 /// The version-migration property: a store of `kind` written by `libs[0]` is continued by
 /// `libs[1]`, then `libs[2]` ... (each with its own generated operations), the long-lived
 /// reader staying open across every switch. A later version that is older than the one
-/// before it and cannot read its file ends the run there (see [`crate::run::run_steps`]).
+/// before it and cannot read its file ends the run there (see [`crate::differential::runner::run_steps`]).
 pub fn check_migration(
     libs: &[&dyn OfficialLib],
     kind: StoreKind,
@@ -150,7 +154,7 @@ pub fn check_migration(
 fn repro_strategy(
     libs: &[&dyn OfficialLib],
     kind: StoreKind,
-    gen: crate::workload::GenConfig,
+    gen: crate::differential::workload::GenConfig,
 ) -> proptest::strategy::BoxedStrategy<Repro> {
     use proptest::prelude::*;
     let tag = libs

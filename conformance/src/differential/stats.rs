@@ -1,0 +1,71 @@
+//! Counters of what a differential run did (the report and the tests print them).
+
+use mmkv_reader::ReloadStats;
+
+/// Counters of one run (what ran: the report and the tests print them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RunStats {
+    /// Operations executed by the official library.
+    pub ops: u64,
+    /// Operations this version cannot perform (skipped).
+    pub unsupported_ops: u64,
+    /// `set()` calls the library refused.
+    pub rejected_sets: u64,
+    /// Checks (comparison points).
+    pub checks: u64,
+    /// Keys compared, summed over every capture of either reader.
+    pub keys_compared: u64,
+    /// (key, getter) reads compared, summed likewise.
+    pub reads_compared: u64,
+    /// Expire times compared with what the writer set.
+    pub expire_checked: u64,
+    /// Reload counters of the long-lived reader(s), summed.
+    pub long_lived: ReloadCounts,
+    /// Times the long-lived reader had to be replaced (a `reKey` changed the key).
+    pub long_lived_replaced: u64,
+    /// Switches of the writing version (migration) that were checked.
+    pub version_switches: u64,
+}
+
+/// [`ReloadStats`] that can be summed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ReloadCounts {
+    /// Full reloads.
+    pub full: u64,
+    /// Partial reloads.
+    pub partial: u64,
+    /// Failed reloads.
+    pub failed: u64,
+}
+
+impl ReloadCounts {
+    /// Adds a reader's reload counters.
+    pub fn add(&mut self, s: &ReloadStats) {
+        self.full += s.full;
+        self.partial += s.partial;
+        self.failed += s.failed;
+    }
+
+    /// Sums two counters.
+    pub fn merge(&mut self, o: &ReloadCounts) {
+        self.full += o.full;
+        self.partial += o.partial;
+        self.failed += o.failed;
+    }
+}
+
+impl RunStats {
+    /// Adds another run's counters.
+    pub fn merge(&mut self, o: &RunStats) {
+        self.ops += o.ops;
+        self.unsupported_ops += o.unsupported_ops;
+        self.rejected_sets += o.rejected_sets;
+        self.checks += o.checks;
+        self.keys_compared += o.keys_compared;
+        self.reads_compared += o.reads_compared;
+        self.expire_checked += o.expire_checked;
+        self.long_lived.merge(&o.long_lived);
+        self.long_lived_replaced += o.long_lived_replaced;
+        self.version_switches += o.version_switches;
+    }
+}
