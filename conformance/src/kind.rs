@@ -80,11 +80,6 @@ impl Features {
     }
 }
 
-/// Parses `vMAJOR.MINOR.PATCH` (through mmkv-versions' [`Tag`]) into its numbers.
-pub fn parse_tag(tag: &str) -> Option<(u32, u32, u32)> {
-    Tag::parse(tag).map(|t| (t.major, t.minor, t.patch))
-}
-
 /// Process mode of an official instance (the manifest's `mode`).
 pub use mmkv_corpus::Mode as ModeKind;
 
@@ -247,7 +242,7 @@ mod tests {
         assert!(!v13.saturating_expire);
         assert!(Features::from_tag("v2.4.2").unwrap().saturating_expire);
         assert!(Features::from_tag("v2.3.0").unwrap().aes256);
-        assert_eq!(parse_tag("v1.2"), None);
+        assert_eq!(Features::from_tag("v1.2"), None);
         assert_eq!(
             Features::from_names(["aes256", "x"]),
             Features {

@@ -10,7 +10,6 @@
 //! - [`shards`]: unbuilt versions in the report, its summary, and merging shards' reports.
 #![warn(missing_docs)]
 
-pub mod cell;
 pub mod differential;
 pub mod error;
 pub mod fault;
@@ -22,7 +21,6 @@ pub mod official;
 pub mod real;
 pub mod record;
 pub mod report;
-pub mod shards;
 pub mod sys;
 pub mod value;
 pub mod view;

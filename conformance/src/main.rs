@@ -1,148 +1,164 @@
 //! `conformance`: the conformance report (with the fault suite), corpus recording, repro
 //! replay, the fault suite's own commands, and the live writer.
 
-use std::path::PathBuf;
+mod cli;
+
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use conformance::cell::{
-    run_cell, run_cell_child, workload_timeout, CellResult, CellSpec, HEARTBEAT, RESULT_PREFIX,
-};
+use cli::{Cli, Command, OutputArgs, ReportRequest, ReportRun};
 use conformance::differential::failures::load_repro;
-use conformance::differential::runner::{run_steps, Step};
+use conformance::differential::runner::run_repro;
 use conformance::differential::workload::GenConfig;
 use conformance::fault::cli::ChildExe;
 use conformance::fault::suite::SuiteConfig;
-use conformance::golden::{check_corpus_dir, corpus_root};
+use conformance::golden::check_corpus_dir;
 use conformance::live::{run_writer, LiveSpec};
+use conformance::official::OfficialLib;
 use conformance::record::{record_corpus, RecordSpec};
-use conformance::report::{plan, run_row, Report, ReportConfig};
+use conformance::report::cell::{
+    run_cell, run_cell_child, workload_timeout, CellResult, CellSpec, HEARTBEAT, RESULT_PREFIX,
+};
+use conformance::report::merge::merge_files;
+use conformance::report::plan::{mark_unbuilt, plan, run_row};
+use conformance::report::{require_all, Report, REQUIRE_ALL_VAR};
 use conformance::sys::SysLib;
 use conformance::RealReader;
 
-#[derive(Parser)]
-#[command(
-    name = "conformance",
-    about = "mmkv-reader against the official MMKV library of every version"
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
+/// Runs the report's rows, live writers and fault suite, then [`emit`]s it.
+fn report(run: ReportRun, output: &OutputArgs) -> conformance::Result<ExitCode> {
+    let cfg = &run.config;
+    let rows = plan(cfg);
+    let unknown: Vec<&String> = cfg
+        .only
+        .iter()
+        .filter(|t| !rows.iter().any(|r| &r.tag == *t))
+        .collect();
+    if !unknown.is_empty() || rows.is_empty() {
+        return Err(conformance::Error::Other(format!(
+            "--only {unknown:?} matches no tag of versions.yaml, the corpus or the built versions"
+        )));
+    }
+    let exe = std::env::current_exe()
+        .map_err(|e| conformance::Error::Other(format!("current_exe: {e}")))?;
+    let timeout = workload_timeout();
+    let total: u64 = rows.iter().map(|r| r.work()).sum();
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    let reader = RealReader::new();
+    let mut out = Vec::new();
+    let mut live_lines = Vec::new();
+    for row in &rows {
+        let mut cell = |spec: &CellSpec| -> CellResult {
+            if run.in_process {
+                match SysLib::load(&spec.tag) {
+                    Ok(lib) => run_cell(&lib, spec, cfg.gen, &reader, None, &|| {}),
+                    Err(e) => CellResult {
+                        failures: vec![format!("{}: {e}", spec.tag)],
+                        ..CellResult::default()
+                    },
+                }
+            } else {
+                run_cell_child(&exe, spec, timeout)
+            }
+        };
+        let mut r = run_row(cfg, row, &reader, &mut cell, &mut |msg| {
+            bar.set_message(msg.to_string());
+            bar.inc(1);
+        });
+        if row.live && run.live_ops > 0 {
+            bar.set_message(format!("{} live writer", row.tag));
+            let runs = conformance::live::run_version(&exe, &row.tag, &row.features, run.live_ops);
+            r.failures
+                .extend(runs.iter().filter(|o| !o.passed()).map(|o| o.line()));
+            live_lines.push(conformance::live::summary_line(&row.tag, &runs));
+        }
+        out.push(r);
+    }
+    bar.finish_and_clear();
+    let live: Vec<String> = rows
+        .iter()
+        .filter(|r| r.live)
+        .map(|r| r.tag.clone())
+        .collect();
+    let faults = if live.is_empty() {
+        None
+    } else {
+        let mut fc = SuiteConfig::new(ChildExe::this()?, run.fault_states);
+        fc.tags = live;
+        fc.seed = run.fault_seed;
+        eprintln!(
+            "fault suite: {} damaged states over {}",
+            run.fault_states,
+            fc.tags.join(", ")
+        );
+        Some(conformance::fault::cli::run_printing(&fc, false)?)
+    };
+    let mut report = Report {
+        versions: out,
+        faults,
+    };
+    let unbuilt: Vec<(&str, &str)> = mmkv_sys::unbuilt()
+        .iter()
+        .map(|u| (u.tag, u.reason))
+        .collect();
+    mark_unbuilt(&mut report, &unbuilt);
+    emit(&report, output, &live_lines)
 }
 
-#[derive(Subcommand)]
-enum Command {
-    /// Run the whole matrix (versions x store kinds) and print the table.
-    Report {
-        /// Print JSON instead of the table.
-        #[arg(long)]
-        json: bool,
-        /// Where to write the Markdown table.
-        #[arg(long, default_value = "target/conformance-report.md")]
-        markdown: PathBuf,
-        /// Property cases per (version, kind, seed); at least 1.
-        #[arg(long, env = "CONFORMANCE_CASES", default_value_t = 32)]
-        cases: u32,
-        /// Keys of the "many keys" workload each live version runs (0 = skip it).
-        #[arg(long, env = "CONFORMANCE_MANY_KEYS", default_value_t = 10_000)]
-        many_keys: usize,
-        /// Ops per live-writer run (every live version, see `conformance::live`; 0 = skip).
-        #[arg(long, env = "CONFORMANCE_LIVE_OPS", default_value_t = conformance::live::DEFAULT_OPS)]
-        live_ops: usize,
-        /// Run the cells in this process (no watchdog).
-        #[arg(long)]
-        in_process: bool,
-        /// Fixed seeds (comma-separated).
-        #[arg(long, value_delimiter = ',', default_value = "1,2")]
-        seeds: Vec<u64>,
-        /// Only these tags (comma-separated).
-        #[arg(long, value_delimiter = ',')]
-        only: Vec<String>,
-        /// Corpus root (default: the workspace's corpus/).
-        #[arg(long)]
-        corpus: Option<PathBuf>,
-        /// Run nothing: merge these `report --json` outputs (e.g. CI shards) into one table.
-        #[arg(long, num_args = 1.., value_name = "JSON")]
-        merge: Vec<PathBuf>,
-        /// Damaged states the fault suite judges over the live versions (at least 1).
-        #[arg(long, env = "CONFORMANCE_FAULT_STATES", default_value_t = 1000)]
-        fault_states: usize,
-        /// Seed of the fault suite.
-        #[arg(long, default_value_t = 1)]
-        fault_seed: u64,
-    },
-    /// The fault suite (differential under faults) and its child processes.
-    Faults {
-        /// `run`, or a child command.
-        #[command(subcommand)]
-        command: conformance::fault::cli::FaultsCmd,
-    },
-    /// Record the corpus store set with the official library of one built version.
-    Record {
-        /// A built tag (see `mmkv_sys::built_versions`).
-        #[arg(long)]
-        tag: String,
-        /// Output folder (created).
-        #[arg(long)]
-        out: PathBuf,
-        /// Workload seed.
-        #[arg(long, default_value_t = 42)]
-        seed: u64,
-        /// Keys per store.
-        #[arg(long, default_value_t = 120)]
-        keys: usize,
-    },
-    /// Re-run a saved failure (a folder with workload.yaml, or the YAML file).
-    Replay {
-        /// The failure folder or YAML file.
-        path: PathBuf,
-    },
-    /// Check one corpus folder (manifest.json + stores) with the reader.
-    CheckCorpus {
-        /// The folder.
-        dir: PathBuf,
-    },
-    /// List the versions built into mmkv-sys.
-    Versions,
-    /// Print the accepted-differences table (Markdown, as in the README).
-    Exceptions,
-    /// (internal) One report cell, run by `report` in a child process.
-    #[command(hide = true)]
-    Cell {
-        /// The cell (JSON of `conformance::cell::CellSpec`).
-        #[arg(long)]
-        spec: String,
-        /// Where to write each workload before it runs.
-        #[arg(long)]
-        running: PathBuf,
-    },
-    /// (internal) The live multi-process writer used by tests/live_writer.rs.
-    #[command(hide = true)]
-    Writer {
-        /// A built tag.
-        #[arg(long)]
-        tag: String,
-        /// Store folder.
-        #[arg(long)]
-        dir: PathBuf,
-        /// Sequence seed.
-        #[arg(long)]
-        seed: u64,
-        /// Number of ops.
-        #[arg(long)]
-        ops: usize,
-        /// Number of keys.
-        #[arg(long)]
-        keys: usize,
-        /// Encryption / expiration of the store (opened MULTI_PROCESS).
-        #[arg(long, default_value = "multi")]
-        kind: conformance::StoreKind,
-        /// Microseconds to sleep after every op (0: unpaced).
-        #[arg(long, default_value_t = 0)]
-        pace_us: u64,
-    },
+/// Prints a report (JSON or text, the Markdown file, notes and failures, the live-writer
+/// lines, the one summary line) and returns its exit status: 0 when it passed (strict under
+/// `MMKV_REQUIRE_ALL=1`), 1 otherwise.
+fn emit(
+    report: &Report,
+    output: &OutputArgs,
+    live_lines: &[String],
+) -> conformance::Result<ExitCode> {
+    if output.json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{}", report.to_text());
+    }
+    let markdown = &output.markdown;
+    if let Some(parent) = markdown.parent() {
+        if !parent.as_os_str().is_empty() {
+            std::fs::create_dir_all(parent).map_err(|e| conformance::Error::io(parent, e))?;
+        }
+    }
+    std::fs::write(markdown, report.to_markdown())
+        .map_err(|e| conformance::Error::io(markdown, e))?;
+    eprintln!("markdown table written to {}", markdown.display());
+    for row in &report.versions {
+        for n in &row.notes {
+            eprintln!("NOTE {n}");
+        }
+        for f in &row.failures {
+            eprintln!("FAIL {f}");
+        }
+        if let Some(why) = &row.unbuilt {
+            eprintln!("UNBUILT {}: {why}", row.tag);
+        }
+    }
+    for l in live_lines {
+        println!("{l}");
+    }
+    println!("{}", report.summary_line());
+    let strict = require_all();
+    let unbuilt = report.tally().rows("unbuilt");
+    if strict && unbuilt > 0 {
+        eprintln!("{REQUIRE_ALL_VAR}=1: {unbuilt} unbuilt version(s) count as failures");
+    }
+    Ok(if report.passed(strict) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 fn main() -> ExitCode {
@@ -157,182 +173,14 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> conformance::Result<ExitCode> {
     match cli.command {
-        Command::Report {
-            json,
-            markdown,
-            cases,
-            seeds,
-            only,
-            corpus,
-            many_keys,
-            live_ops,
-            in_process,
-            merge,
-            fault_states,
-            fault_seed,
-        } => {
-            if fault_states == 0 && merge.is_empty() {
-                return Err(conformance::Error::Other(
-                    "--fault-states 0 (or CONFORMANCE_FAULT_STATES=0) would judge no damaged state: a report that ran nothing has not passed"
-                        .to_string(),
-                ));
+        Command::Report(args) => {
+            let output = args.output.clone();
+            match args.validate()? {
+                ReportRequest::Merge(files) => emit(&merge_files(&files)?, &output, &[]),
+                ReportRequest::Run(run) => report(run, &output),
             }
-            if cases == 0 {
-                return Err(conformance::Error::Other(
-                    "--cases 0 (or CONFORMANCE_CASES=0) would run no workload: a report that ran nothing has not passed"
-                        .to_string(),
-                ));
-            }
-            if seeds.is_empty() {
-                return Err(conformance::Error::Other("no seeds given".to_string()));
-            }
-            let cfg = ReportConfig {
-                corpus: corpus.unwrap_or_else(corpus_root),
-                cases,
-                seeds,
-                gen: GenConfig::default(),
-                only,
-                many_keys,
-            };
-            let merged = if merge.is_empty() {
-                None
-            } else {
-                Some(conformance::shards::merge_files(&merge)?)
-            };
-            let rows = if merged.is_some() {
-                Vec::new()
-            } else {
-                plan(&cfg)
-            };
-            let unknown: Vec<&String> = cfg
-                .only
-                .iter()
-                .filter(|t| !rows.iter().any(|r| &r.tag == *t))
-                .collect();
-            if merged.is_none() && (!unknown.is_empty() || rows.is_empty()) {
-                return Err(conformance::Error::Other(format!(
-                    "--only {unknown:?} matches no tag of versions.yaml, the corpus or the built versions"
-                )));
-            }
-            let exe = std::env::current_exe()
-                .map_err(|e| conformance::Error::Other(format!("current_exe: {e}")))?;
-            let timeout = workload_timeout();
-            let total: u64 = rows.iter().map(|r| r.work()).sum();
-            let bar = ProgressBar::new(total);
-            bar.set_style(
-                ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar())
-                    .progress_chars("=> "),
-            );
-            let reader = RealReader::new();
-            let mut out = Vec::new();
-            let mut live_lines = Vec::new();
-            for row in &rows {
-                let mut cell = |spec: &CellSpec| -> CellResult {
-                    if in_process {
-                        match SysLib::load(&spec.tag) {
-                            Ok(lib) => run_cell(&lib, spec, cfg.gen, &reader, None, &|| {}),
-                            Err(e) => CellResult {
-                                failures: vec![format!("{}: {e}", spec.tag)],
-                                ..CellResult::default()
-                            },
-                        }
-                    } else {
-                        run_cell_child(&exe, spec, timeout)
-                    }
-                };
-                let mut r = run_row(&cfg, row, &reader, &mut cell, &mut |msg| {
-                    bar.set_message(msg.to_string());
-                    bar.inc(1);
-                });
-                if row.live && live_ops > 0 {
-                    bar.set_message(format!("{} live writer", row.tag));
-                    let runs =
-                        conformance::live::run_version(&exe, &row.tag, &row.features, live_ops);
-                    r.failures
-                        .extend(runs.iter().filter(|o| !o.passed()).map(|o| o.line()));
-                    live_lines.push(conformance::live::summary_line(&row.tag, &runs));
-                }
-                out.push(r);
-            }
-            bar.finish_and_clear();
-            let report = match merged {
-                Some(report) => report,
-                None => {
-                    let live: Vec<String> = rows
-                        .iter()
-                        .filter(|r| r.live)
-                        .map(|r| r.tag.clone())
-                        .collect();
-                    let faults = if live.is_empty() {
-                        None
-                    } else {
-                        let mut fc = SuiteConfig::new(ChildExe::this()?, fault_states);
-                        fc.tags = live;
-                        fc.seed = fault_seed;
-                        eprintln!(
-                            "fault suite: {fault_states} damaged states over {}",
-                            fc.tags.join(", ")
-                        );
-                        Some(conformance::fault::cli::run_printing(&fc, false)?)
-                    };
-                    let mut report = Report {
-                        versions: out,
-                        faults,
-                    };
-                    let unbuilt: Vec<(&str, &str)> = mmkv_sys::unbuilt()
-                        .iter()
-                        .map(|u| (u.tag, u.reason))
-                        .collect();
-                    conformance::shards::mark_unbuilt(&mut report, &unbuilt);
-                    report
-                }
-            };
-            if json {
-                println!("{}", report.to_json());
-            } else {
-                print!("{}", report.to_text());
-            }
-            if let Some(parent) = markdown.parent() {
-                if !parent.as_os_str().is_empty() {
-                    std::fs::create_dir_all(parent)
-                        .map_err(|e| conformance::Error::io(parent, e))?;
-                }
-            }
-            std::fs::write(&markdown, report.to_markdown())
-                .map_err(|e| conformance::Error::io(&markdown, e))?;
-            eprintln!("markdown table written to {}", markdown.display());
-            for row in &report.versions {
-                for n in &row.notes {
-                    eprintln!("NOTE {n}");
-                }
-                for f in &row.failures {
-                    eprintln!("FAIL {f}");
-                }
-                if let Some(why) = &row.unbuilt {
-                    eprintln!("UNBUILT {}: {why}", row.tag);
-                }
-            }
-            for l in &live_lines {
-                println!("{l}");
-            }
-            println!("{}", report.summary_line());
-            let summary = conformance::shards::Summary::of(&report);
-            let strict = conformance::shards::require_all();
-            println!("{}", summary.line());
-            if strict && summary.unbuilt() > 0 {
-                eprintln!(
-                    "{}=1: {} unbuilt version(s) count as failures",
-                    conformance::shards::REQUIRE_ALL_VAR,
-                    summary.unbuilt()
-                );
-            }
-            Ok(if conformance::shards::passed(&report, strict) {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
         }
+        Command::Merge { files, output } => emit(&merge_files(&files)?, &output, &[]),
         Command::Record {
             tag,
             out,
@@ -373,13 +221,7 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
             for c in &repro.then {
                 libs.push(SysLib::load(&c.tag)?);
             }
-            let mut steps = vec![Step {
-                lib: &libs[0],
-                ops: &repro.workload.ops,
-            }];
-            for (c, lib) in repro.then.iter().zip(&libs[1..]) {
-                steps.push(Step { lib, ops: &c.ops });
-            }
+            let libs: Vec<&dyn OfficialLib> = libs.iter().map(|l| l as &dyn OfficialLib).collect();
             println!(
                 "replaying {} ops on {}{} {}",
                 repro.workload.ops.len() + repro.then.iter().map(|c| c.ops.len()).sum::<usize>(),
@@ -391,7 +233,7 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
                     .collect::<String>(),
                 repro.kind
             );
-            let outcome = run_steps(&steps, repro.kind, &repro.workload, &RealReader::new())?;
+            let outcome = run_repro(&libs, &repro, &RealReader::new())?;
             if outcome.passed() {
                 println!("pass: no reader failure (upstream divergences, if any, follow)");
                 if !outcome.divergences.is_empty() {

@@ -23,6 +23,7 @@ use conformance::real::read_snapshot;
 use conformance::sys::{built_versions, SysLib};
 use conformance::{ReaderView, StoreKind, Value, ValueType};
 use mmkv_reader::{load_bytes, Options, Snapshot, Store};
+use mmkv_sys::versions::Tag;
 use mmkv_sys::ErrorStrategy;
 
 /// A reader snapshot as a [`ReaderView`].
@@ -250,7 +251,7 @@ fn damaged_stores_read_like_the_official_loader() {
         // tag writing the size into the data header too: the header fallback's case).
         let mut sources = vec![(tag.to_string(), "plain"), (tag.to_string(), "aes128")];
         sources.push((tag.to_string(), "expire"));
-        if conformance::kind::parse_tag(tag).is_some_and(|v| v > (2, 3, 0)) {
+        if Tag::parse(tag) > Tag::parse("v2.3.0") {
             sources.push(("v2.3.0".to_string(), "plain"));
             sources.push(("v2.3.0".to_string(), "aes128"));
         }

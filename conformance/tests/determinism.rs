@@ -2,7 +2,7 @@
 //! official library draws different random IVs (AES) and item-size holders (v2.0.0+) each time.
 //!
 //! Each cell runs as the report runs it (`conformance cell` in a child process, see
-//! [`conformance::cell::run_cell_child`]), twice, the second run starting in a later wall-clock
+//! [`conformance::report::cell::run_cell_child`]), twice, the second run starting in a later wall-clock
 //! second than the first (versions before v2.x seed their IVs from `time()`). Compared: the
 //! verdict, the workloads and operations run, and the failures. The cells: encrypted and
 //! expiring + encrypted on the newest built version, and AES-128 on a version of MMKV#1351's
@@ -14,9 +14,9 @@
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use conformance::cell::{run_cell_child, workload_timeout, CellResult, CellSpec};
-use conformance::kind::parse_tag;
+use mmkv_sys::versions::Tag;
 use conformance::official::OfficialLib;
+use conformance::report::cell::{run_cell_child, workload_timeout, CellResult, CellSpec};
 use conformance::sys::{built_versions, SysLib};
 use conformance::{StoreKind, Value};
 
@@ -48,7 +48,7 @@ fn cells() -> Vec<CellSpec> {
         .collect();
     if let Some(t) = built_versions()
         .iter()
-        .find(|t| matches!(parse_tag(t), Some((1, 3, p)) if (3..=7).contains(&p)))
+        .find(|t| (Tag::parse("v1.3.3")..=Tag::parse("v1.3.7")).contains(&Tag::parse(t)))
     {
         out.push(CellSpec {
             tag: t.to_string(),

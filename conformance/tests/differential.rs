@@ -9,8 +9,8 @@
 //!
 //! One test per store kind, so the kinds run in parallel test threads.
 
-use conformance::cell::CellResult;
 use conformance::differential::property::{check_property, PropConfig};
+use conformance::report::cell::CellResult;
 use conformance::sys::{built_versions, SysLib};
 use conformance::{RealReader, StoreKind};
 

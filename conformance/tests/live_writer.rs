@@ -17,7 +17,7 @@
 //! `CONFORMANCE_LIVE_OPS` (default 1500) sets the ops per run.
 
 use conformance::judge::exceptions::{accepted, Difference, Scope};
-use conformance::kind::parse_tag;
+use mmkv_sys::versions::Tag;
 use conformance::live::{live_matrix, run_live, LiveSpec, DEFAULT_OPS};
 use conformance::official::OfficialLib;
 use conformance::sys::{built_versions, SysLib};
@@ -49,8 +49,9 @@ fn era_versions() -> Vec<(&'static str, Option<&'static str>)> {
         .map(|&(name, major, minor)| {
             let tag = built_versions().iter().rev().copied().find(|t| {
                 locks(t)
-                    && parse_tag(t)
-                        .is_some_and(|(a, b, _)| a == major && minor.is_none_or(|m| m == b))
+                    && Tag::parse(t).is_some_and(|v| {
+                        v.major == major && minor.is_none_or(|m| m == v.minor)
+                    })
             });
             (name, tag)
         })

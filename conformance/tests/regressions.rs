@@ -16,28 +16,37 @@ use std::path::Path;
 
 use conformance::differential::failures::load_repro;
 use conformance::differential::runner::{run_repro, run_workload};
-use conformance::kind::parse_tag;
+use mmkv_sys::versions::Tag;
 use conformance::official::OfficialLib;
 use conformance::sys::{built_versions, SysLib};
 use conformance::RealReader;
 
-/// A release as (major, minor, patch), the shape `parse_tag` gives.
-type Release = (u32, u32, u32);
+/// A release.
+type Release = Tag;
+
+/// `vMAJOR.MINOR.PATCH` in a const table.
+const fn v(major: u32, minor: u32, patch: u32) -> Tag {
+    Tag {
+        major,
+        minor,
+        patch,
+    }
+}
 
 /// Saved workloads whose run must stop on an upstream bug (the official library no longer
 /// matches its own files) in exactly these versions (inclusive), and pass everywhere else.
 const LOST_FILES_PINS: &[(&str, Release, Release)] = &[
     (
         "upstream-1351-encrypted-file-loss.yaml",
-        (1, 3, 3),
-        (1, 3, 8),
+        v(1, 3, 3),
+        v(1, 3, 8),
     ),
-    ("upstream-rekey-after-trim.yaml", (1, 1, 0), (1, 2, 5)),
-    ("upstream-rekey-same-long-key.yaml", (1, 1, 0), (1, 1, 2)),
+    ("upstream-rekey-after-trim.yaml", v(1, 1, 0), v(1, 2, 5)),
+    ("upstream-rekey-same-long-key.yaml", v(1, 1, 0), v(1, 1, 2)),
     (
         "upstream-crypt-loader-zero-double.yaml",
-        (1, 2, 0),
-        (1, 2, 2),
+        v(1, 2, 0),
+        v(1, 2, 2),
     ),
 ];
 
@@ -49,8 +58,8 @@ type Releases = (Release, Release);
 /// continuing version is in the second range, and pass everywhere.
 const MIGRATION_PINS: &[(&str, Releases, Releases)] = &[(
     "upstream-v1.2.0-writeback-over-v1.1.yaml",
-    ((1, 1, 0), (1, 1, 2)),
-    ((1, 2, 0), (1, 2, 0)),
+    (v(1, 1, 0), v(1, 1, 2)),
+    (v(1, 2, 0), v(1, 2, 0)),
 )];
 
 /// Replays a saved migration workload as its pin says; returns the runs made.
@@ -65,13 +74,13 @@ fn replay_migration(file: &Path, failures: &mut Vec<String>) -> usize {
     let tags = built_versions();
     let mut runs = 0;
     for a in tags {
-        let va = parse_tag(a).expect("tag");
+        let va = Tag::parse(a).expect("tag");
         if !(from.0..=from.1).contains(&va) {
             continue;
         }
         let la = SysLib::load(a).expect("load");
         for b in tags {
-            let vb = parse_tag(b).expect("tag");
+            let vb = Tag::parse(b).expect("tag");
             if vb <= va {
                 continue;
             }
@@ -93,14 +102,10 @@ fn replay_migration(file: &Path, failures: &mut Vec<String>) -> usize {
             assert_eq!(
                 outcome.official_lost_files(),
                 affected,
-                "{a} -> {b}: {} must stop on its upstream bug exactly when continued by v{}.{}.{}..=v{}.{}.{}: {}",
+                "{a} -> {b}: {} must stop on its upstream bug exactly when continued by {}..={}: {}",
                 file.display(),
-                to.0 .0,
-                to.0 .1,
-                to.0 .2,
-                to.1 .0,
-                to.1 .1,
-                to.1 .2,
+                to.0,
+                to.1,
                 outcome.diff_text()
             );
         }
@@ -142,25 +147,19 @@ fn saved_workloads_pass_on_every_built_version() {
                 ));
             }
             if let Some((_, first, last)) = LOST_FILES_PINS.iter().find(|p| file.ends_with(p.0)) {
-                let v = parse_tag(tag).expect("tag");
+                let v = Tag::parse(tag).expect("tag");
                 let affected = (*first..=*last).contains(&v);
                 assert_eq!(
                     outcome.official_lost_files(),
                     affected,
-                    "{tag}: {} must stop on its upstream bug exactly in v{}.{}.{}..=v{}.{}.{}: {}",
+                    "{tag}: {} must stop on its upstream bug exactly in {first}..={last}: {}",
                     file.display(),
-                    first.0,
-                    first.1,
-                    first.2,
-                    last.0,
-                    last.1,
-                    last.2,
                     outcome.diff_text()
                 );
             }
             if file.ends_with("upstream-1351-encrypted-overwrite.yaml") {
-                let v = parse_tag(tag).expect("tag");
-                let affected = ((1, 3, 3)..(1, 3, 9)).contains(&v);
+                let got = Tag::parse(tag).expect("tag");
+                let affected = (v(1, 3, 3)..v(1, 3, 9)).contains(&got);
                 assert_eq!(
                     !outcome.divergences.is_empty(),
                     affected,

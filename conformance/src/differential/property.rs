@@ -48,7 +48,7 @@ pub struct PropConfig {
     /// Where failure folders go (default [`failures_root`]).
     pub failures_dir: PathBuf,
     /// Where to write each workload (YAML repro) before it runs, so that a watchdog that
-    /// kills a hung run still has it (see [`crate::cell`]).
+    /// kills a hung run still has it (see [`crate::report::cell`]).
     pub running: Option<PathBuf>,
 }
 

@@ -1,0 +1,214 @@
+//! The command line: clap types, each validated once into what the commands run with
+//! (ripgrep's flags model): a report that would run nothing is refused here, before any
+//! workload runs.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use conformance::differential::workload::GenConfig;
+use conformance::golden::corpus_root;
+use conformance::report::plan::ReportConfig;
+
+/// `conformance`.
+#[derive(Parser)]
+#[command(
+    name = "conformance",
+    about = "mmkv-reader against the official MMKV library of every version"
+)]
+pub struct Cli {
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run the whole matrix (versions x store kinds) and print the table.
+    Report(ReportArgs),
+    /// Run nothing: merge `report --json` outputs (e.g. CI shards) into one table.
+    Merge {
+        /// The `report --json` outputs.
+        #[arg(required = true, num_args = 1.., value_name = "JSON")]
+        files: Vec<PathBuf>,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// The fault suite (differential under faults) and its child processes.
+    Faults {
+        /// `run`, or a child command.
+        #[command(subcommand)]
+        command: conformance::fault::cli::FaultsCmd,
+    },
+    /// Record the corpus store set with the official library of one built version.
+    Record {
+        /// A built tag (see `mmkv_sys::built_versions`).
+        #[arg(long)]
+        tag: String,
+        /// Output folder (created).
+        #[arg(long)]
+        out: PathBuf,
+        /// Workload seed.
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        /// Keys per store.
+        #[arg(long, default_value_t = 120)]
+        keys: usize,
+    },
+    /// Re-run a saved failure (a folder with workload.yaml, or the YAML file).
+    Replay {
+        /// The failure folder or YAML file.
+        path: PathBuf,
+    },
+    /// Check one corpus folder (manifest.json + stores) with the reader.
+    CheckCorpus {
+        /// The folder.
+        dir: PathBuf,
+    },
+    /// List the versions built into mmkv-sys.
+    Versions,
+    /// Print the accepted-differences table (Markdown, as in the README).
+    Exceptions,
+    /// (internal) One report cell, run by `report` in a child process.
+    #[command(hide = true)]
+    Cell {
+        /// The cell (JSON of `conformance::report::cell::CellSpec`).
+        #[arg(long)]
+        spec: String,
+        /// Where to write each workload before it runs.
+        #[arg(long)]
+        running: PathBuf,
+    },
+    /// (internal) The live multi-process writer used by tests/live_writer.rs.
+    #[command(hide = true)]
+    Writer {
+        /// A built tag.
+        #[arg(long)]
+        tag: String,
+        /// Store folder.
+        #[arg(long)]
+        dir: PathBuf,
+        /// Sequence seed.
+        #[arg(long)]
+        seed: u64,
+        /// Number of ops.
+        #[arg(long)]
+        ops: usize,
+        /// Number of keys.
+        #[arg(long)]
+        keys: usize,
+        /// Encryption / expiration of the store (opened MULTI_PROCESS).
+        #[arg(long, default_value = "multi")]
+        kind: conformance::StoreKind,
+        /// Microseconds to sleep after every op (0: unpaced).
+        #[arg(long, default_value_t = 0)]
+        pace_us: u64,
+    },
+}
+
+/// Where the report goes.
+#[derive(Args, Debug, Clone)]
+pub struct OutputArgs {
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Where to write the Markdown table.
+    #[arg(long, default_value = "target/conformance-report.md")]
+    pub markdown: PathBuf,
+}
+
+/// `conformance report`.
+#[derive(Args, Debug, Clone)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Property cases per (version, kind, seed); at least 1.
+    #[arg(long, env = "CONFORMANCE_CASES", default_value_t = 32)]
+    pub cases: u32,
+    /// Keys of the "many keys" workload each live version runs (0 = skip it).
+    #[arg(long, env = "CONFORMANCE_MANY_KEYS", default_value_t = 10_000)]
+    pub many_keys: usize,
+    /// Ops per live-writer run (every live version, see `conformance::live`; 0 = skip).
+    #[arg(long, env = "CONFORMANCE_LIVE_OPS", default_value_t = conformance::live::DEFAULT_OPS)]
+    pub live_ops: usize,
+    /// Run the cells in this process (no watchdog).
+    #[arg(long)]
+    pub in_process: bool,
+    /// Fixed seeds (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "1,2")]
+    pub seeds: Vec<u64>,
+    /// Only these tags (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// Corpus root (default: the workspace's corpus/).
+    #[arg(long)]
+    pub corpus: Option<PathBuf>,
+    /// Run nothing: merge these `report --json` outputs (the same as `conformance merge`;
+    /// kept for the CI workflow).
+    #[arg(long, num_args = 1.., value_name = "JSON")]
+    pub merge: Vec<PathBuf>,
+    /// Damaged states the fault suite judges over the live versions (at least 1).
+    #[arg(long, env = "CONFORMANCE_FAULT_STATES", default_value_t = 1000)]
+    pub fault_states: usize,
+    /// Seed of the fault suite.
+    #[arg(long, default_value_t = 1)]
+    pub fault_seed: u64,
+}
+
+/// What `report` runs, validated.
+#[derive(Debug, Clone)]
+pub enum ReportRequest {
+    /// Merge these JSON reports (`report --merge`, the same as `conformance merge`).
+    Merge(Vec<PathBuf>),
+    /// Run the matrix.
+    Run(ReportRun),
+}
+
+/// A validated report run.
+#[derive(Debug, Clone)]
+pub struct ReportRun {
+    /// The rows' configuration.
+    pub config: ReportConfig,
+    /// Ops per live-writer run (0: none).
+    pub live_ops: usize,
+    /// Run the cells in this process.
+    pub in_process: bool,
+    /// Damaged states of the fault suite (at least 1).
+    pub fault_states: usize,
+    /// Seed of the fault suite.
+    pub fault_seed: u64,
+}
+
+impl ReportArgs {
+    /// Checks the arguments once: a report that would run nothing has not passed, so it is a
+    /// usage error.
+    pub fn validate(self) -> conformance::Result<ReportRequest> {
+        let usage = |m: &str| Err(conformance::Error::Other(m.to_string()));
+        if !self.merge.is_empty() {
+            return Ok(ReportRequest::Merge(self.merge));
+        }
+        if self.fault_states == 0 {
+            return usage("--fault-states 0 (or CONFORMANCE_FAULT_STATES=0) would judge no damaged state: a report that ran nothing has not passed");
+        }
+        if self.cases == 0 {
+            return usage("--cases 0 (or CONFORMANCE_CASES=0) would run no workload: a report that ran nothing has not passed");
+        }
+        if self.seeds.is_empty() {
+            return usage("no seeds given");
+        }
+        Ok(ReportRequest::Run(ReportRun {
+            config: ReportConfig {
+                corpus: self.corpus.unwrap_or_else(corpus_root),
+                cases: self.cases,
+                seeds: self.seeds,
+                gen: GenConfig::default(),
+                only: self.only,
+                many_keys: self.many_keys,
+            },
+            live_ops: self.live_ops,
+            in_process: self.in_process,
+            fault_states: self.fault_states,
+            fault_seed: self.fault_seed,
+        }))
+    }
+}

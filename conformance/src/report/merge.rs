@@ -1,0 +1,150 @@
+//! Merging the JSON reports of CI shards into one table (`conformance merge shard-*.json`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use mmkv_sys::versions::Tag;
+
+use crate::report::{Cell, Report, Row, Source};
+
+fn source_rank(s: Source) -> u8 {
+    match s {
+        Source::Golden => 0,
+        Source::Unbuilt => 1,
+        Source::Live => 2,
+    }
+}
+
+fn cell_rank(c: Cell) -> u8 {
+    match c {
+        Cell::NotApplicable => 0,
+        Cell::Golden => 1,
+        Cell::Pass => 2,
+        Cell::Unbuilt => 3,
+        Cell::Fail => 4,
+    }
+}
+
+/// Merges shard reports into one: per tag, the rows of the best source (live over unbuilt over
+/// golden: a shard that ran the version outranks the shards that only checked its corpus), and
+/// per cell the worst verdict among those rows (a `FAIL` on one architecture fails the cell).
+pub fn merge(reports: Vec<Report>) -> Report {
+    let mut by_tag: BTreeMap<String, Vec<Row>> = BTreeMap::new();
+    let faults =
+        crate::fault::section::FaultSection::merge(reports.iter().filter_map(|r| r.faults.clone()));
+    for report in reports {
+        for row in report.versions {
+            by_tag.entry(row.tag.clone()).or_default().push(row);
+        }
+    }
+    let mut versions: Vec<Row> = by_tag
+        .into_values()
+        .filter_map(|rows| {
+            let best = rows.iter().map(|r| source_rank(r.source)).max()?;
+            let mut chosen = rows.into_iter().filter(|r| source_rank(r.source) == best);
+            let mut merged = chosen.next()?;
+            for row in chosen {
+                for (kind, cell) in row.kinds {
+                    let slot = merged.kinds.entry(kind).or_insert(cell);
+                    if cell_rank(cell) > cell_rank(*slot) {
+                        *slot = cell;
+                    }
+                }
+                merged.failures.extend(row.failures);
+                merged.notes.extend(row.notes);
+                if merged.unbuilt.is_none() {
+                    merged.unbuilt = row.unbuilt;
+                }
+            }
+            Some(merged)
+        })
+        .collect();
+    versions.sort_by_key(|r| (Tag::parse(&r.tag), r.tag.clone()));
+    Report { versions, faults }
+}
+
+/// Reads the `report --json` output files and merges them (see [`merge`]).
+pub fn merge_files(paths: &[impl AsRef<Path>]) -> crate::Result<Report> {
+    let mut reports = Vec::new();
+    for p in paths {
+        let p = p.as_ref();
+        let text = std::fs::read_to_string(p).map_err(|e| crate::Error::io(p, e))?;
+        let report: Report = serde_json::from_str(&text).map_err(|e| {
+            crate::Error::io(
+                p,
+                std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()),
+            )
+        })?;
+        reports.push(report);
+    }
+    Ok(merge(reports))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kind::StoreKind;
+    use crate::report::tests::{faults, row};
+
+    #[test]
+    fn merge_prefers_the_shard_that_ran_the_version_and_keeps_failures() {
+        let shard_a = Report {
+            versions: vec![
+                row(
+                    "v2.4.2",
+                    Source::Live,
+                    &[
+                        (StoreKind::Plain, Cell::Pass),
+                        (StoreKind::Multi, Cell::Pass),
+                    ],
+                ),
+                row(
+                    "v1.2.0",
+                    Source::Golden,
+                    &[(StoreKind::Plain, Cell::Golden)],
+                ),
+            ],
+            faults: Some(faults(4)),
+        };
+        let shard_b = Report {
+            versions: vec![
+                row(
+                    "v2.4.2",
+                    Source::Golden,
+                    &[(StoreKind::Plain, Cell::Golden)],
+                ),
+                row("v1.2.0", Source::Live, &[(StoreKind::Plain, Cell::Pass)]),
+            ],
+            faults: Some(faults(3)),
+        };
+        let arm = Report {
+            versions: vec![row(
+                "v2.4.2",
+                Source::Live,
+                &[
+                    (StoreKind::Plain, Cell::Pass),
+                    (StoreKind::Multi, Cell::Fail),
+                ],
+            )],
+            faults: None,
+        };
+        let json = |r: &Report| serde_json::from_str::<Report>(&r.to_json()).unwrap();
+        let merged = merge(vec![json(&shard_a), json(&shard_b), json(&arm)]);
+        let tags: Vec<&str> = merged.versions.iter().map(|r| r.tag.as_str()).collect();
+        assert_eq!(tags, ["v1.2.0", "v2.4.2"]);
+        assert_eq!(merged.versions[0].source, Source::Live);
+        assert_eq!(merged.versions[0].kinds["plain"], Cell::Pass);
+        assert_eq!(merged.versions[1].kinds["plain"], Cell::Pass);
+        assert_eq!(
+            merged.versions[1].kinds["multi"],
+            Cell::Fail,
+            "a failure on one architecture fails the cell"
+        );
+        assert!(!merged.passed(false));
+        assert_eq!(
+            merged.faults.as_ref().map(|f| f.states),
+            Some(7),
+            "the shards' fault states are summed"
+        );
+    }
+}

@@ -1,0 +1,329 @@
+//! Which rows the report runs (tags of `versions.yaml`, of the corpus and of the built
+//! versions), how one row runs (its corpus stores and live cells), and the rows of versions
+//! mmkv-sys left unbuilt.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use mmkv_sys::versions::Tag;
+
+use crate::differential::workload::GenConfig;
+use crate::golden::{check_corpus_dir, corpus_tags, CorpusCheck};
+use crate::kind::{Features, StoreKind};
+use crate::official::OfficialLib;
+use crate::report::cell::{CellResult, CellSpec};
+use crate::report::{Cell, Report, Row, RowCounts, Source};
+use crate::sys::SysLib;
+use crate::view::ReaderFactory;
+
+/// How to run the report.
+#[derive(Debug, Clone)]
+pub struct ReportConfig {
+    /// Corpus root.
+    pub corpus: PathBuf,
+    /// Property cases per (version, kind, seed).
+    pub cases: u32,
+    /// Fixed seeds.
+    pub seeds: Vec<u64>,
+    /// Generator knobs.
+    pub gen: GenConfig,
+    /// Only these tags (empty = all).
+    pub only: Vec<String>,
+    /// Keys of the "many keys" workload each live row runs (0 = none).
+    pub many_keys: usize,
+}
+
+/// A row to run.
+#[derive(Debug, Clone)]
+pub struct PlannedRow {
+    /// The tag.
+    pub tag: String,
+    /// Built into mmkv-sys.
+    pub live: bool,
+    /// Has a corpus folder.
+    pub corpus: bool,
+    /// Features (versions.yaml, else from the tag).
+    pub features: Features,
+}
+
+impl PlannedRow {
+    /// Units of progress this row takes (one per applicable kind).
+    pub fn work(&self) -> u64 {
+        StoreKind::ALL
+            .iter()
+            .filter(|k| k.supported_by(&self.features))
+            .count() as u64
+    }
+}
+
+/// The rows: tags of `versions.yaml` and of the corpus, oldest first.
+pub fn plan(cfg: &ReportConfig) -> Vec<PlannedRow> {
+    let embedded = mmkv_sys::versions::embedded();
+    let corpus: Vec<String> = corpus_tags(&cfg.corpus).unwrap_or_default();
+    let built = mmkv_sys::built_versions();
+    let mut tags: Vec<String> = embedded
+        .versions
+        .iter()
+        .map(|v| v.tag.to_string())
+        .collect();
+    for t in corpus.iter().chain(
+        built
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .iter(),
+    ) {
+        if !tags.contains(t) {
+            tags.push(t.clone());
+        }
+    }
+    if !cfg.only.is_empty() {
+        tags.retain(|t| cfg.only.contains(t));
+    }
+    tags.sort_by_key(|t| (Tag::parse(t), t.clone()));
+    tags.into_iter()
+        .map(|tag| {
+            let features = match embedded.get(&tag) {
+                Some(e) if !e.features.is_empty() => Features::from_set(e.features),
+                _ => Features::from_tag(&tag).unwrap_or_default(),
+            };
+            PlannedRow {
+                live: built.contains(&tag.as_str()),
+                corpus: corpus.contains(&tag),
+                features,
+                tag,
+            }
+        })
+        .collect()
+}
+
+/// Corpus verdicts of one tag, per report column.
+fn corpus_cells(check: &CorpusCheck) -> BTreeMap<String, (bool, Vec<String>)> {
+    let mut out: BTreeMap<String, (bool, Vec<String>)> = BTreeMap::new();
+    for s in &check.stores {
+        let column = match s.id.as_str() {
+            "empty" | "cleared" | "trimmed" => "plain".to_string(),
+            other => other.to_string(),
+        };
+        let e = out.entry(column).or_insert((true, Vec::new()));
+        if !s.passed() {
+            e.0 = false;
+            e.1.push(format!(
+                "{}: corpus store {}: {}",
+                check.tag,
+                s.id,
+                s.mismatches
+                    .iter()
+                    .take(3)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ));
+        }
+    }
+    out
+}
+
+/// The kind a row's "many keys" workload runs in: the richest the version supports.
+pub fn many_keys_kind(features: &Features) -> StoreKind {
+    [
+        StoreKind::ExpireAes256,
+        StoreKind::ExpireAes128,
+        StoreKind::Aes128,
+    ]
+    .into_iter()
+    .find(|k| k.supported_by(features))
+    .unwrap_or(StoreKind::Aes128)
+}
+
+/// Runs one planned row. `cell` runs one live cell (in a child process in the report, see
+/// [`crate::report::cell`]); `tick` is called once per finished cell with a message.
+pub fn run_row(
+    cfg: &ReportConfig,
+    row: &PlannedRow,
+    reader: &dyn ReaderFactory,
+    cell: &mut dyn FnMut(&CellSpec) -> CellResult,
+    tick: &mut dyn FnMut(&str),
+) -> Row {
+    let mut failures = Vec::new();
+    let mut notes = Vec::new();
+    let mut ran = RowCounts::default();
+    let corpus = if row.corpus {
+        match check_corpus_dir(&cfg.corpus.join(&row.tag), reader) {
+            Ok(c) => {
+                ran.corpus_stores += c.stores.len() as u64;
+                corpus_cells(&c)
+            }
+            Err(e) => {
+                failures.push(format!("{}: corpus: {e}", row.tag));
+                BTreeMap::new()
+            }
+        }
+    } else {
+        BTreeMap::new()
+    };
+    let lib_ok = if row.live {
+        match SysLib::load(&row.tag) {
+            Ok(l) => Some(l.features()),
+            Err(e) => {
+                failures.push(format!("{}: {e}", row.tag));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let many_kind = lib_ok.as_ref().map(many_keys_kind);
+    let mut kinds = BTreeMap::new();
+    for kind in StoreKind::ALL {
+        let golden = corpus.get(kind.id());
+        let supported = lib_ok
+            .as_ref()
+            .map_or(kind.supported_by(&row.features), |f| kind.supported_by(f));
+        let cell = match (&lib_ok, golden) {
+            (Some(_), _) if supported => {
+                tick(&format!("{} {}", row.tag, kind.id()));
+                let mut ok = golden_ok(golden, &mut failures);
+                let spec = CellSpec {
+                    tag: row.tag.clone(),
+                    kind,
+                    cases: cfg.cases,
+                    seeds: cfg.seeds.clone(),
+                    many_keys: if many_kind == Some(kind) {
+                        cfg.many_keys
+                    } else {
+                        0
+                    },
+                };
+                let result = cell(&spec);
+                ran.add_run(result.workloads, &result.stats);
+                notes.extend(result.notes);
+                if !result.passed {
+                    ok = false;
+                    failures.extend(result.failures);
+                }
+                if ok {
+                    Cell::Pass
+                } else {
+                    Cell::Fail
+                }
+            }
+            (_, Some(g)) => {
+                if supported {
+                    tick(&format!("{} {}", row.tag, kind.id()));
+                }
+                if g.0 {
+                    Cell::Golden
+                } else {
+                    failures.extend(g.1.iter().cloned());
+                    Cell::Fail
+                }
+            }
+            (None, None) if supported && row.live => {
+                tick(&format!("{} {}", row.tag, kind.id()));
+                Cell::Fail
+            }
+            _ => {
+                if supported {
+                    tick(&format!("{} {}", row.tag, kind.id()));
+                }
+                Cell::NotApplicable
+            }
+        };
+        kinds.insert(kind.id().to_string(), cell);
+    }
+    Row {
+        tag: row.tag.clone(),
+        source: if row.live {
+            Source::Live
+        } else {
+            Source::Golden
+        },
+        kinds,
+        ran,
+        failures,
+        notes,
+        unbuilt: None,
+    }
+}
+
+/// True when a kind has no corpus store or its corpus store passed (failures are collected).
+fn golden_ok(golden: Option<&(bool, Vec<String>)>, failures: &mut Vec<String>) -> bool {
+    match golden {
+        None | Some((true, _)) => true,
+        Some((false, why)) => {
+            failures.extend(why.iter().cloned());
+            false
+        }
+    }
+}
+
+/// Marks the rows of `unbuilt` tags (tag, reason): source `unbuilt`, every cell the version
+/// supports `unbuilt` (a failing corpus cell stays `FAIL`), the reason kept in the row.
+pub fn mark_unbuilt(report: &mut Report, unbuilt: &[(&str, &str)]) {
+    for row in &mut report.versions {
+        let Some((_, reason)) = unbuilt.iter().find(|(t, _)| *t == row.tag) else {
+            continue;
+        };
+        let features = Features::from_tag(&row.tag).unwrap_or_default();
+        row.source = Source::Unbuilt;
+        row.unbuilt = Some(reason.to_string());
+        for kind in StoreKind::ALL {
+            if kind.supported_by(&features) {
+                let cell = row
+                    .kinds
+                    .entry(kind.id().to_string())
+                    .or_insert(Cell::Unbuilt);
+                if *cell != Cell::Fail {
+                    *cell = Cell::Unbuilt;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests::{faults, row};
+
+    #[test]
+    fn unbuilt_rows_are_marked_counted_and_fail_only_when_strict() {
+        let mut report = Report {
+            versions: vec![
+                row(
+                    "v1.2.0",
+                    Source::Golden,
+                    &[(StoreKind::Plain, Cell::Golden)],
+                ),
+                row("v2.0.0", Source::Live, &[(StoreKind::Plain, Cell::Pass)]),
+            ],
+            faults: Some(faults(4)),
+        };
+        mark_unbuilt(&mut report, &[("v1.2.0", "offline")]);
+        let r = &report.versions[0];
+        assert_eq!(r.source, Source::Unbuilt);
+        assert_eq!(r.unbuilt.as_deref(), Some("offline"));
+        assert_eq!(r.kinds["plain"], Cell::Unbuilt);
+        assert_eq!(r.kinds["multi"], Cell::Unbuilt);
+        assert!(
+            !r.kinds.contains_key("expire"),
+            "v1.2.0 has no expiration: stays n/a"
+        );
+        assert_eq!(report.tally().rows("unbuilt"), 1);
+        assert!(
+            report
+                .summary_line()
+                .contains(" — 2 versions: 1 live, 0 golden, 1 unbuilt; cells: 1 pass"),
+            "{}",
+            report.summary_line()
+        );
+        assert!(report.passed(false) && !report.passed(true));
+        let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+        assert_eq!(json["versions"][0]["source"], "unbuilt");
+        assert_eq!(json["versions"][0]["kinds"]["plain"], "unbuilt");
+        assert!(report
+            .to_markdown()
+            .contains("| v1.2.0 | unbuilt | unbuilt |"));
+    }
+}
