@@ -14,11 +14,11 @@
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use mmkv_sys::versions::Tag;
 use conformance::official::OfficialLib;
 use conformance::report::cell::{run_cell_child, workload_timeout, CellResult, CellSpec};
 use conformance::sys::{built_versions, SysLib};
 use conformance::{StoreKind, Value};
+use mmkv_sys::versions::Tag;
 
 fn wait_for_next_second() {
     let now = SystemTime::now()

@@ -17,11 +17,11 @@
 //! `CONFORMANCE_LIVE_OPS` (default 1500) sets the ops per run.
 
 use conformance::judge::exceptions::{accepted, Difference, Scope};
-use mmkv_sys::versions::Tag;
 use conformance::live::{live_matrix, run_live, LiveSpec, DEFAULT_OPS};
 use conformance::official::OfficialLib;
 use conformance::sys::{built_versions, SysLib};
 use conformance::StoreKind;
+use mmkv_sys::versions::Tag;
 
 /// The eras: (name, major, minor or `None` for any).
 const ERAS: [(&str, u32, Option<u32>); 3] = [
@@ -49,9 +49,8 @@ fn era_versions() -> Vec<(&'static str, Option<&'static str>)> {
         .map(|&(name, major, minor)| {
             let tag = built_versions().iter().rev().copied().find(|t| {
                 locks(t)
-                    && Tag::parse(t).is_some_and(|v| {
-                        v.major == major && minor.is_none_or(|m| m == v.minor)
-                    })
+                    && Tag::parse(t)
+                        .is_some_and(|v| v.major == major && minor.is_none_or(|m| m == v.minor))
             });
             (name, tag)
         })

@@ -16,10 +16,10 @@ use std::path::Path;
 
 use conformance::differential::failures::load_repro;
 use conformance::differential::runner::{run_repro, run_workload};
-use mmkv_sys::versions::Tag;
 use conformance::official::OfficialLib;
 use conformance::sys::{built_versions, SysLib};
 use conformance::RealReader;
+use mmkv_sys::versions::Tag;
 
 /// A release.
 type Release = Tag;

@@ -83,11 +83,6 @@ impl CryptKey {
             normalized(self.bytes())
         }
     }
-
-    /// Decrypts a whole region in place (one CFB-128 stream from offset 0 with `iv`).
-    pub fn decrypt(&self, iv: &[u8; 16], region: &mut [u8]) {
-        crate::crypto::decrypt_cfb(self, iv, region);
-    }
 }
 
 #[cfg(test)]

@@ -94,6 +94,13 @@ impl CfbDecryptor {
     }
 }
 
+impl CryptKey {
+    /// Decrypts a whole region in place (one CFB-128 stream from offset 0 with `iv`).
+    pub fn decrypt(&self, iv: &[u8; 16], region: &mut [u8]) {
+        decrypt_cfb(self, iv, region);
+    }
+}
+
 /// Decrypts a whole CFB128 stream in place.
 pub fn decrypt_cfb(key: &CryptKey, iv: &[u8; 16], data: &mut [u8]) {
     CfbDecryptor::new(key, iv).decrypt(data);

@@ -131,7 +131,8 @@ pub use clock::{Clock, FixedClock, ManualClock, SystemClock};
 pub use cryptkey::CryptKey;
 pub use error::{Error, Result};
 pub use fsio::meta_path;
-pub use load::{ReadSync, RegionSource};
+pub use load::ReadSync;
+pub use locate::RegionSource;
 pub use snapshot::{KeyHasher, Snapshot, SnapshotData, SnapshotRef};
 pub use store::{load_bytes, Options, ReloadKind, ReloadStats, Store};
 

@@ -12,53 +12,23 @@ use crate::clock::Clock;
 use crate::cryptkey::CryptKey;
 use crate::error::{Error, Result};
 use crate::fsio::SharedLock;
-use crate::locate::{greedy_len, locate, Location, Problem, ReadAt, Rules, Source, HEADER_LEN};
+use crate::locate::{
+    greedy_len, locate, Location, Problem, ReadAt, RegionSource, Rules, HEADER_LEN,
+};
 use crate::meta::MetaInfo;
 use crate::snapshot::{BuildInfo, SnapshotData, Triple};
-
-/// Bytes before the data region (the old-style actual size).
-pub(crate) const HEADER: usize = HEADER_LEN;
-
-/// Which size the loaded region has (see [`crate::locate::Source`] for the full decision).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RegionSource {
-    /// The actual size (the meta's from version 3, else the data-file header's) with the meta
-    /// crc: [`Source::Meta`], or [`Source::Header`] for metas older than version 3.
-    Actual,
-    /// The data-file header's size with the meta crc (meta version >= 3, "downgrade & upgrade").
-    OldStyleHeader,
-    /// The meta's last-confirmed size and crc.
-    LastConfirmed,
-    /// No region passed the CRC check and the store was opened with
-    /// [`crate::Options::recover`]: decoded greedily, unverified ([`Source::Recovered`]).
-    Recovered,
-}
-
-impl RegionSource {
-    /// The snapshot-level source of a located region; `None` for [`Source::Discarded`].
-    pub(crate) fn of(loc: &Location) -> Option<RegionSource> {
-        Some(match loc.source {
-            Source::Meta => RegionSource::Actual,
-            Source::Header if loc.is_primary() => RegionSource::Actual,
-            Source::Header => RegionSource::OldStyleHeader,
-            Source::LastConfirmed => RegionSource::LastConfirmed,
-            Source::Recovered => RegionSource::Recovered,
-            Source::Discarded => return None,
-        })
-    }
-}
 
 /// Whether `size` bytes of region fit in a file of `file_size` bytes as it is on disk
 /// (`size + 4 <= fileSize`); used by the partial-reload fast path, which falls back to a full
 /// load (and the locator) whenever this does not hold.
 pub(crate) fn fits(size: u64, file_size: u64) -> bool {
-    size + HEADER as u64 <= file_size
+    size + HEADER_LEN as u64 <= file_size
 }
 
 /// The typed error a read-only reader reports where the official default strategy would
 /// discard the content (see [`crate::locate::Strategy::Discard`]).
 pub(crate) fn discard_error(loc: &Location) -> Error {
-    if loc.file_len < HEADER as u64 {
+    if loc.file_len < HEADER_LEN as u64 {
         return Error::DataTooShort { len: loc.file_len };
     }
     match loc.problem {

@@ -43,10 +43,36 @@
 use crate::error::Result;
 use crate::meta::{MetaInfo, META_SIZE};
 use crate::parse::u32_zero_filled;
-pub use crate::read_at::ReadAt;
+pub use crate::read_at::{ReadAt, HEADER_LEN};
 
-/// Bytes before the data region in the data file (the old-style actual size).
-pub const HEADER_LEN: usize = 4;
+/// Which size the loaded region has (see [`Source`] for the full decision).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegionSource {
+    /// The actual size (the meta's from version 3, else the data-file header's) with the meta
+    /// crc: [`Source::Meta`], or [`Source::Header`] for metas older than version 3.
+    Actual,
+    /// The data-file header's size with the meta crc (meta version >= 3, "downgrade & upgrade").
+    OldStyleHeader,
+    /// The meta's last-confirmed size and crc.
+    LastConfirmed,
+    /// No region passed the CRC check and the store was opened with
+    /// [`crate::Options::recover`]: decoded greedily, unverified ([`Source::Recovered`]).
+    Recovered,
+}
+
+impl RegionSource {
+    /// The snapshot-level source of a located region; `None` for [`Source::Discarded`].
+    pub(crate) fn of(loc: &Location) -> Option<RegionSource> {
+        Some(match loc.source {
+            Source::Meta => RegionSource::Actual,
+            Source::Header if loc.is_primary() => RegionSource::Actual,
+            Source::Header => RegionSource::OldStyleHeader,
+            Source::LastConfirmed => RegionSource::LastConfirmed,
+            Source::Recovered => RegionSource::Recovered,
+            Source::Discarded => return None,
+        })
+    }
+}
 
 /// The page size the official library rounds files up to on the platforms MMKV targets
 /// (Android, iOS, Linux x86-64 and most arm64 kernels).

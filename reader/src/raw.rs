@@ -9,7 +9,8 @@ use crate::error::{Error, Result};
 use crate::fsio::{
     file_len, meta_path, open_regular, read_at_into, read_prefix, Which, DEFAULT_LOCK_TIMEOUT,
 };
-use crate::load::{consistent, ReadSync, HEADER};
+use crate::load::{consistent, ReadSync};
+use crate::locate::HEADER_LEN;
 use crate::locate::{locate_in, parse_meta, Location, Rules, Strategy};
 use crate::meta::{MetaInfo, META_SIZE};
 
@@ -41,7 +42,7 @@ pub struct RawStore {
 /// copy (decrypted, or zero-filled past the end of the file).
 #[derive(Debug, Clone)]
 enum Region {
-    /// `file[HEADER .. HEADER + len]`.
+    /// `file[HEADER_LEN .. HEADER_LEN + len]`.
     InFile(usize),
     /// A copy.
     Owned(Vec<u8>),
@@ -53,7 +54,10 @@ impl RawStore {
     /// when the official loader discards the content.
     pub fn region(&self) -> &[u8] {
         match &self.region {
-            Region::InFile(len) => self.file.get(HEADER..HEADER + len).unwrap_or_default(),
+            Region::InFile(len) => self
+                .file
+                .get(HEADER_LEN..HEADER_LEN + len)
+                .unwrap_or_default(),
             Region::Owned(v) => v,
         }
     }
@@ -129,7 +133,7 @@ pub fn read_store_reusing(path: &Path, opts: &RawOptions, buffer: Vec<u8>) -> Re
                 // Zero-filled past the end of the file, as the official mapping reads it.
                 let mut region = in_file
                     .map(<[u8]>::to_vec)
-                    .unwrap_or_else(|| file.get(HEADER..).unwrap_or_default().to_vec());
+                    .unwrap_or_else(|| file.get(HEADER_LEN..).unwrap_or_default().to_vec());
                 region.resize(location.size as usize, 0);
                 if let Some(key) = key {
                     key.decrypt(&key.iv_for(&meta), &mut region);
@@ -141,7 +145,7 @@ pub fn read_store_reusing(path: &Path, opts: &RawOptions, buffer: Vec<u8>) -> Re
             meta,
             file,
             region,
-            region_offset: HEADER,
+            region_offset: HEADER_LEN,
             actual_size: location.size as usize,
             crc_ok: location.crc_ok,
             location,

@@ -83,11 +83,14 @@ impl ReadAt for DataFile<'_> {
     }
 }
 
+/// Bytes before the data region in the data file (the old-style actual size).
+pub const HEADER_LEN: usize = 4;
+
 /// The data file's 4-byte header (the old-style actual size) and the file's length; a file
 /// shorter than the header is [`Error::DataTooShort`].
 pub(crate) fn read_header<D: ReadAt + ?Sized>(data: &D) -> Result<(u32, u64)> {
     let len = data.len()?;
-    let header = crate::locate::HEADER_LEN;
+    let header = HEADER_LEN;
     if len < header as u64 {
         return Err(Error::DataTooShort { len });
     }

@@ -13,9 +13,8 @@ use crate::crypto::CfbDecryptor;
 use crate::decode;
 use crate::error::{Error, Result};
 use crate::fsio::{meta_path, open_regular, MetaMap, Which, DEFAULT_LOCK_TIMEOUT, MAPPED_META_MIN};
-use crate::load::{consistent, fits, ReadSync, RegionSource, HEADER};
-use crate::locate::actual_size;
-use crate::locate::{Rules, Strategy};
+use crate::load::{consistent, fits, ReadSync};
+use crate::locate::{actual_size, RegionSource, Rules, Strategy, HEADER_LEN};
 use crate::meta::{MetaInfo, META_SIZE, OFF_ACTUAL_SIZE, OFF_CRC, OFF_SEQUENCE};
 use crate::parse::Cursor;
 use crate::read_at::{read_header, DataFile, ReadAt};
@@ -562,7 +561,10 @@ impl Store {
         if new_size <= cur.region_len || !fits(new_size as u64, file_size) {
             return Ok(None);
         }
-        let added = src.read_at((HEADER + cur.region_len) as u64, new_size - cur.region_len)?;
+        let added = src.read_at(
+            (HEADER_LEN + cur.region_len) as u64,
+            new_size - cur.region_len,
+        )?;
         let mut h = crc32fast::Hasher::new_with_initial(cur.region_crc);
         h.update(&added);
         let crc = h.finalize();

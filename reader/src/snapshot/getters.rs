@@ -6,7 +6,7 @@ use std::hash::BuildHasher;
 use super::SnapshotData;
 use crate::clock::expired;
 use crate::decode::{self, Value, ValueType};
-use crate::load::RegionSource;
+use crate::locate::RegionSource;
 use crate::meta::MetaInfo;
 use crate::records::split_expire;
 

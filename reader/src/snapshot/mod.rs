@@ -27,7 +27,7 @@ pub use handles::{Snapshot, SnapshotRef};
 use level::{merge, span, Entry, Level};
 
 use crate::clock::Clock;
-use crate::load::RegionSource;
+use crate::locate::RegionSource;
 use crate::meta::MetaInfo;
 use crate::parse::ParseResult;
 use crate::records::{records, records_at};
