@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use conformance::corpus::golden::corpus_root;
 use conformance::differential::workload::GenConfig;
-use conformance::golden::corpus_root;
 use conformance::report::plan::ReportConfig;
 
 /// `conformance`.

@@ -1,33 +1,31 @@
-//! Differential conformance harness for `mmkv-reader`.
+//! Differential conformance harness for `mmkv-reader`. Data flows one way:
+//! `vocab` → `sides` → (`judge`, writers) → (`differential`, `fault`, `live`, `corpus`) →
+//! `report` → the `conformance` binary (`cli.rs`, `main.rs`). No two modules import each other
+//! (`tests/module_cycles.rs`).
 //!
-//! - [`workload`]: operations, saved repros (YAML) and proptest strategies;
-//! - [`run`]: executes a workload through the official library of one version (`mmkv-sys`),
-//!   then compares every getter of every touched key with the reader;
-//! - [`golden`]: corpus manifests and their check;
+//! - [`vocab`]: values, store kinds and version features, the one clock;
+//! - [`sides`]: the official library (`mmkv-sys`) and the reader, behind traits;
+//! - [`judge`]: comparing the two sides, the one exceptions table and its recognisers;
+//! - [`differential`]: workloads run through the official library, judged all along;
+//! - [`fault`]: the fault suite (killed writers, damaged files);
 //! - [`live`]: a seeded multi-process writer and the model that checks concurrent reads;
-//! - [`record`]: writes a corpus store set with an official version;
-//! - [`report`]: the version × store-kind matrix;
-//! - [`shards`]: unbuilt versions in the report, its summary, and merging shards' reports.
+//! - [`corpus`]: golden corpora; [`record`]: writes a corpus store set;
+//! - [`report`]: the version × store-kind matrix.
 #![warn(missing_docs)]
 
+pub mod corpus;
 pub mod differential;
 pub mod error;
 pub mod fault;
-pub mod golden;
 pub mod judge;
-pub mod kind;
 pub mod live;
-pub mod official;
-pub mod real;
 pub mod record;
 pub mod report;
-pub mod sys;
-pub mod value;
-pub mod view;
+pub mod sides;
 pub mod vocab;
 
 pub use error::{Error, Result};
-pub use kind::{Features, ModeKind, StoreKind};
-pub use real::RealReader;
-pub use value::{Value, ValueType};
-pub use view::{ReaderFactory, ReaderView};
+pub use sides::reader::RealReader;
+pub use sides::view::{ReaderFactory, ReaderView};
+pub use vocab::kind::{Features, ModeKind, StoreKind};
+pub use vocab::value::{Value, ValueType};

@@ -20,10 +20,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::Result;
-use crate::kind::{Features, ModeKind, StoreKind};
-use crate::official::OfficialLib;
-use crate::real::{read_snapshot, read_store, RealReader};
-use crate::value::{Value, ValueType};
+use crate::sides::official::OfficialLib;
+use crate::sides::reader::{read_snapshot, read_store, RealReader};
+use crate::vocab::kind::{Features, ModeKind, StoreKind};
+use crate::vocab::value::{Value, ValueType};
 
 /// Parameters of a live run (shared by the writer process and the reading side).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -324,7 +324,7 @@ impl LiveModel {
                 return Err(format!(
                     "no single writer prefix >= {floor} explains the snapshot; first conflict at key {} = {}",
                     live_key(*k),
-                    crate::value::show(v)
+                    crate::vocab::value::show(v)
                 ));
             }
             candidates = next;
@@ -725,8 +725,8 @@ fn live_inner(
             if got != want {
                 out.errors.push(format!(
                     "final value of {key} ({who} store): {} instead of {}",
-                    crate::value::show(&got),
-                    crate::value::show(&want)
+                    crate::vocab::value::show(&got),
+                    crate::vocab::value::show(&want)
                 ));
             }
         }

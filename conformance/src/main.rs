@@ -9,14 +9,13 @@ use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use cli::{Cli, Command, OutputArgs, ReportRequest, ReportRun};
+use conformance::corpus::golden::check_corpus_dir;
 use conformance::differential::failures::load_repro;
 use conformance::differential::runner::run_repro;
 use conformance::differential::workload::GenConfig;
 use conformance::fault::cli::ChildExe;
 use conformance::fault::suite::SuiteConfig;
-use conformance::golden::check_corpus_dir;
 use conformance::live::{run_writer, LiveSpec};
-use conformance::official::OfficialLib;
 use conformance::record::{record_corpus, RecordSpec};
 use conformance::report::cell::{
     run_cell, run_cell_child, workload_timeout, CellResult, CellSpec, HEARTBEAT, RESULT_PREFIX,
@@ -24,7 +23,8 @@ use conformance::report::cell::{
 use conformance::report::merge::merge_files;
 use conformance::report::plan::{mark_unbuilt, plan, run_row};
 use conformance::report::{require_all, Report, REQUIRE_ALL_VAR};
-use conformance::sys::SysLib;
+use conformance::sides::official::OfficialLib;
+use conformance::sides::sys::SysLib;
 use conformance::RealReader;
 
 /// Runs the report's rows, live writers and fault suite, then [`emit`]s it.

@@ -6,14 +6,14 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::corpus::golden::{Entry, Manifest, StoreManifest, TypedEntry};
 use crate::differential::workload::{FAR_EXPIRE, SHORT_EXPIRE, VERY_FAR_EXPIRE};
 use crate::error::{Error, Result};
-use crate::golden::{Entry, Manifest, StoreManifest, TypedEntry};
-use crate::kind::{keys, Features, StoreKind};
 use crate::live::SplitMix;
-use crate::official::{OfficialLib, OfficialStore};
-use crate::value::{hex_bytes, Value, ValueType};
+use crate::sides::official::{OfficialLib, OfficialStore};
 use crate::vocab::clock::{now_secs, sleep_until_secs};
+use crate::vocab::kind::{keys, Features, StoreKind};
+use crate::vocab::value::{hex_bytes, Value, ValueType};
 
 /// Recorder parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -380,7 +380,7 @@ fn read_back(
                 if got.as_ref() != Some(value) {
                     disagreements.push(format!(
                         "{key:?}: set {value}, official getter returned {}",
-                        crate::value::show(&got)
+                        crate::vocab::value::show(&got)
                     ));
                 }
                 manifest.entries.push(Entry::from_value(key, value, *at));
@@ -480,7 +480,7 @@ pub fn recorder_keys() -> [(&'static str, &'static [u8]); 5] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kind::ModeKind;
+    use crate::vocab::kind::ModeKind;
 
     #[test]
     fn store_set_follows_features() {

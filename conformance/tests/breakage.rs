@@ -31,6 +31,7 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use conformance::corpus::golden::{check_corpus_dir, corpus_root};
 use conformance::differential::failures::load_repro;
 use conformance::differential::property::{
     check_migration, check_property, PropConfig, PropOutcome,
@@ -38,11 +39,10 @@ use conformance::differential::property::{
 use conformance::differential::workload::{
     GenConfig, Op, Repro, Workload, PAST_EXPIRE, SHORT_EXPIRE,
 };
-use conformance::golden::{check_corpus_dir, corpus_root};
-use conformance::official::OfficialLib;
-use conformance::real::read_snapshot;
-use conformance::sys::{built_versions, SysLib};
-use conformance::view::Listed;
+use conformance::sides::official::OfficialLib;
+use conformance::sides::reader::read_snapshot;
+use conformance::sides::sys::{built_versions, SysLib};
+use conformance::sides::view::Listed;
 use conformance::{Features, ReaderFactory, ReaderView, RealReader, StoreKind, Value, ValueType};
 use mmkv_reader::{FixedClock, ReloadStats, Snapshot, Store};
 
@@ -620,7 +620,7 @@ enum FormBug {
 }
 
 struct FormView {
-    inner: conformance::real::StoreView,
+    inner: conformance::sides::reader::StoreView,
     bug: FormBug,
 }
 
@@ -635,7 +635,7 @@ impl FormView {
             .open_store(path, key, aes256)
             .map_err(|e| e.to_string())?;
         Ok(Box::new(FormView {
-            inner: conformance::real::StoreView { store },
+            inner: conformance::sides::reader::StoreView { store },
             bug,
         }))
     }

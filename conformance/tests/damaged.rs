@@ -18,9 +18,9 @@ use conformance::judge::compare::{capture_reader, compare_with_official, officia
 use conformance::judge::exceptions::{accepted, Difference, Scope};
 use conformance::judge::recognise::crypt_loader_misjudged;
 use conformance::judge::recognise::located_region_at;
-use conformance::official::OfficialLib;
-use conformance::real::read_snapshot;
-use conformance::sys::{built_versions, SysLib};
+use conformance::sides::official::OfficialLib;
+use conformance::sides::reader::read_snapshot;
+use conformance::sides::sys::{built_versions, SysLib};
 use conformance::{ReaderView, StoreKind, Value, ValueType};
 use mmkv_reader::{load_bytes, Options, Snapshot, Store};
 use mmkv_sys::versions::Tag;
@@ -235,7 +235,7 @@ fn damaged_stores_read_like_the_official_loader() {
         eprintln!("damaged: no official version built (MMKV_VERSIONS=none); nothing to compare");
         return;
     }
-    let corpus = conformance::golden::corpus_root();
+    let corpus = conformance::corpus::golden::corpus_root();
     let mut failures = Vec::new();
     let (mut states, mut agreed) = (0usize, 0usize);
     for tag in tags {

@@ -14,9 +14,9 @@
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use conformance::official::OfficialLib;
 use conformance::report::cell::{run_cell_child, workload_timeout, CellResult, CellSpec};
-use conformance::sys::{built_versions, SysLib};
+use conformance::sides::official::OfficialLib;
+use conformance::sides::sys::{built_versions, SysLib};
 use conformance::{StoreKind, Value};
 use mmkv_sys::versions::Tag;
 

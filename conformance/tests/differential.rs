@@ -11,7 +11,7 @@
 
 use conformance::differential::property::{check_property, PropConfig};
 use conformance::report::cell::CellResult;
-use conformance::sys::{built_versions, SysLib};
+use conformance::sides::sys::{built_versions, SysLib};
 use conformance::{RealReader, StoreKind};
 
 fn differential(kind: StoreKind) {
@@ -29,7 +29,7 @@ fn differential(kind: StoreKind) {
     let mut result = CellResult::default();
     for tag in versions {
         let lib = SysLib::load(tag).unwrap_or_else(|e| panic!("loading {tag}: {e}"));
-        if !kind.supported_by(&conformance::official::OfficialLib::features(&lib)) {
+        if !kind.supported_by(&conformance::sides::official::OfficialLib::features(&lib)) {
             continue;
         }
         ran.push(*tag);

@@ -118,8 +118,8 @@ fn differential_fuzz_findings_stay_explained() {
         eprintln!("official {tag} not built: the fuzz findings cannot be replayed");
         return;
     }
-    let lib = conformance::sys::SysLib::load(tag).unwrap();
-    let features = conformance::official::OfficialLib::features(&lib);
+    let lib = conformance::sides::sys::SysLib::load(tag).unwrap();
+    let features = conformance::sides::official::OfficialLib::features(&lib);
     let can_recover = lib.official().capabilities().error_strategy;
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions/differential");
     let mut files: Vec<_> = std::fs::read_dir(&dir)

@@ -2,7 +2,7 @@
 //! manifest (values by their type's getter, expire times, absent keys for every getter, key set,
 //! count). Tags with no reachable official sources are covered by this test alone.
 
-use conformance::golden::{check_corpus_dir, corpus_root, corpus_tags};
+use conformance::corpus::golden::{check_corpus_dir, corpus_root, corpus_tags};
 use conformance::RealReader;
 
 #[test]

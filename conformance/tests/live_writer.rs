@@ -18,8 +18,8 @@
 
 use conformance::judge::exceptions::{accepted, Difference, Scope};
 use conformance::live::{live_matrix, run_live, LiveSpec, DEFAULT_OPS};
-use conformance::official::OfficialLib;
-use conformance::sys::{built_versions, SysLib};
+use conformance::sides::official::OfficialLib;
+use conformance::sides::sys::{built_versions, SysLib};
 use conformance::StoreKind;
 use mmkv_sys::versions::Tag;
 

@@ -9,8 +9,8 @@
 //! Cases per (pair, kind): `MIGRATION_CASES` (default 3).
 
 use conformance::differential::property::{check_migration, PropConfig, PropOutcome};
-use conformance::official::OfficialLib;
-use conformance::sys::{built_versions, SysLib};
+use conformance::sides::official::OfficialLib;
+use conformance::sides::sys::{built_versions, SysLib};
 use conformance::{RealReader, StoreKind};
 
 fn cases() -> u32 {

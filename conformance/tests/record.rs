@@ -1,9 +1,9 @@
 //! `record`: a corpus recorded with a built official version passes the golden checker, has
 //! the same store set as the project's corpus for that tag, and a tampered manifest fails.
 
-use conformance::golden::{check_corpus_dir, corpus_root, Manifest};
+use conformance::corpus::golden::{check_corpus_dir, corpus_root, Manifest};
 use conformance::record::{record_corpus, RecordSpec};
-use conformance::sys::{built_versions, SysLib};
+use conformance::sides::sys::{built_versions, SysLib};
 use conformance::RealReader;
 
 #[test]

@@ -16,8 +16,8 @@ use std::path::Path;
 
 use conformance::differential::failures::load_repro;
 use conformance::differential::runner::{run_repro, run_workload};
-use conformance::official::OfficialLib;
-use conformance::sys::{built_versions, SysLib};
+use conformance::sides::official::OfficialLib;
+use conformance::sides::sys::{built_versions, SysLib};
 use conformance::RealReader;
 use mmkv_sys::versions::Tag;
 

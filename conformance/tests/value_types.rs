@@ -6,10 +6,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use conformance::corpus::golden::{Entry, TypedEntry};
 use conformance::fault::reads::{read_payload, Reads};
-use conformance::golden::{Entry, TypedEntry};
 use conformance::live::SplitMix;
-use conformance::value::{Value, ValueType};
+use conformance::vocab::value::{Value, ValueType};
 use mmkv_reader::test_support::{encode_value, sample_values};
 
 #[test]

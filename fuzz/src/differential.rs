@@ -16,7 +16,7 @@ use conformance::fault::official::{read_official, OfficialOutcome};
 use conformance::fault::reads::{read_reader, ReaderPath};
 use conformance::judge::state::{judge_outcomes, Verdict};
 use conformance::fault::writer::STORE_ID;
-use conformance::sys::SysLib;
+use conformance::sides::sys::SysLib;
 use conformance::StoreKind;
 use mmkv_sys::ErrorStrategy;
 
@@ -108,14 +108,14 @@ impl DiffHarness {
 
     /// The official version's tag.
     pub fn tag(&self) -> String {
-        conformance::official::OfficialLib::tag(&self.lib).to_string()
+        conformance::sides::official::OfficialLib::tag(&self.lib).to_string()
     }
 
     /// Judges one input; never panics on a disagreement (see [`DiffHarness::run`]).
     pub fn judge(&mut self, input: &[u8]) -> DiffResult {
         let (mode, meta, data) = decode_reload_input(input);
         let kind = kind_of(mode);
-        let features = conformance::official::OfficialLib::features(&self.lib);
+        let features = conformance::sides::official::OfficialLib::features(&self.lib);
         let tag = self.tag();
         let scope = Scope::of_kind(&tag, kind)
             .unwrap_or_else(|| panic!("{tag}: not a vMAJOR.MINOR.PATCH tag"));

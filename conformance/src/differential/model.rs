@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::differential::workload::{expire_time, YEAR_EXPIRE};
 use crate::judge::compare::{Compared, Mismatch, ReaderReads};
-use crate::value::Value;
+use crate::vocab::value::Value;
 
 /// What the reader must report as a key's expire time: within `lo..=hi` (0 = never).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,9 +13,9 @@ use crate::differential::stats::RunStats;
 use crate::differential::workload::{
     op_strategy, workload_strategy, Continuation, GenConfig, Repro, Workload,
 };
-use crate::kind::StoreKind;
-use crate::official::OfficialLib;
-use crate::view::ReaderFactory;
+use crate::sides::official::OfficialLib;
+use crate::sides::view::ReaderFactory;
+use crate::vocab::kind::StoreKind;
 
 /// Default number of cases per (version, kind) when `PROPTEST_CASES` is not set.
 pub const DEFAULT_CASES: u32 = 12;

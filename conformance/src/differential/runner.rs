@@ -54,10 +54,10 @@ use crate::judge::compare::{
 };
 use crate::judge::exceptions::{accepted, Difference, Exception, Scope};
 use crate::judge::recognise::{inline_misload, writeback_clobbered, RegionStart, StoreFiles};
-use crate::kind::{ModeKind, StoreKind};
-use crate::official::{hold_process, OfficialLib, OfficialStore};
-use crate::view::{ReaderFactory, ReaderView};
+use crate::sides::official::{hold_process, OfficialLib, OfficialStore};
+use crate::sides::view::{ReaderFactory, ReaderView};
 use crate::vocab::clock::{now_secs, sleep_until_secs};
+use crate::vocab::kind::{ModeKind, StoreKind};
 
 /// One version's part of a run.
 #[derive(Clone, Copy)]
@@ -595,7 +595,7 @@ impl<'a> Runner<'a> {
     /// Captures of the long-lived reader (when open) and of a fresh one, in that order.
     fn capture(
         &self,
-        getters: &[crate::value::ValueType],
+        getters: &[crate::vocab::value::ValueType],
     ) -> Vec<(ReaderSide, std::result::Result<ReaderReads, Mismatch>)> {
         let mut out = Vec::new();
         if let Some(v) = &self.long {
@@ -716,7 +716,7 @@ impl<'a> Runner<'a> {
         &mut self,
         key: &[u8],
         reads: &ReaderReads,
-        getters: &[crate::value::ValueType],
+        getters: &[crate::vocab::value::ValueType],
     ) -> Result<bool> {
         let Some(written) = self.model.written(key).cloned() else {
             return Ok(false);

@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use proptest::prelude::*;
 
-pub use crate::kind::{Features, ModeKind, StoreKind};
-pub use crate::value::{Value, ValueType};
+pub use crate::vocab::kind::{Features, ModeKind, StoreKind};
+pub use crate::vocab::value::{Value, ValueType};
 
 /// A 1-second duration: expired once the runner has slept past it.
 pub const SHORT_EXPIRE: u32 = 1;
@@ -83,7 +83,7 @@ impl Serialize for Key {
         match std::str::from_utf8(&self.0) {
             Ok(text) => KeyRepr::Text(text.to_string()),
             Err(_) => KeyRepr::Hex {
-                hex: crate::value::hex_bytes::encode(&self.0),
+                hex: crate::vocab::value::hex_bytes::encode(&self.0),
             },
         }
         .serialize(serializer)
@@ -94,7 +94,7 @@ impl<'de> Deserialize<'de> for Key {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Key, D::Error> {
         match KeyRepr::deserialize(deserializer)? {
             KeyRepr::Text(t) => Ok(Key(t.into_bytes())),
-            KeyRepr::Hex { hex } => crate::value::hex_bytes::decode(&hex)
+            KeyRepr::Hex { hex } => crate::vocab::value::hex_bytes::decode(&hex)
                 .map(Key)
                 .ok_or_else(|| serde::de::Error::custom("invalid hex key")),
         }

@@ -19,8 +19,8 @@ use crate::fault::official::child_read_main;
 use crate::fault::section::FaultSection;
 use crate::fault::suite::{run_suite, SuiteConfig};
 use crate::fault::writer::{run_writer, Kill};
-use crate::kind::StoreKind;
-use crate::sys::SysLib;
+use crate::sides::sys::SysLib;
+use crate::vocab::kind::StoreKind;
 
 /// The subcommand of the `conformance` binary that holds the fault suite's commands.
 pub const SUBCOMMAND: &str = "faults";

@@ -14,9 +14,9 @@ use crate::error::{Error, Result};
 use crate::fault::cli::ChildExe;
 use crate::fault::reads::Reads;
 use crate::fault::writer::STORE_ID;
-use crate::kind::StoreKind;
-use crate::official::OfficialLib;
-use crate::sys::SysLib;
+use crate::sides::official::OfficialLib;
+use crate::sides::sys::SysLib;
+use crate::vocab::kind::StoreKind;
 
 /// How long one official child may take before it is called hung and killed.
 pub const CHILD_TIMEOUT: Duration = Duration::from_secs(30);

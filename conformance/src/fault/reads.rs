@@ -8,8 +8,8 @@ use std::path::Path;
 use mmkv_sys::ErrorStrategy;
 
 use crate::fault::writer::STORE_ID;
-use crate::kind::{Features, StoreKind};
-use crate::value::{hex_bytes, Value, ValueType};
+use crate::vocab::kind::{Features, StoreKind};
+use crate::vocab::value::{hex_bytes, Value, ValueType};
 
 /// The reader's side of a state: its reads, or the typed error it refused the store with.
 pub type ReaderOutcome = std::result::Result<Reads, String>;
@@ -118,7 +118,7 @@ impl Reads {
             .map(|k| {
                 let reads = getters
                     .iter()
-                    .map(|&t| crate::real::read_snapshot(snap, k, t))
+                    .map(|&t| crate::sides::reader::read_snapshot(snap, k, t))
                     .collect();
                 (k.to_vec(), reads)
             })

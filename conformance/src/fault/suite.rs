@@ -18,10 +18,10 @@ use crate::fault::writer::{Kill, STORE_ID};
 use crate::judge::exceptions::Scope;
 use crate::judge::recognise::copy_store;
 use crate::judge::state::{judge_outcomes, Verdict};
-use crate::kind::{Features, StoreKind};
 use crate::live::SplitMix;
-use crate::official::OfficialLib;
-use crate::sys::SysLib;
+use crate::sides::official::OfficialLib;
+use crate::sides::sys::SysLib;
+use crate::vocab::kind::{Features, StoreKind};
 
 /// What to run.
 #[derive(Debug, Clone)]

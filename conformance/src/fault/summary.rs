@@ -10,7 +10,7 @@ use crate::fault::official::strategy_name;
 use crate::fault::reads::ReaderPath;
 use crate::fault::writer::Kill;
 use crate::judge::state::Verdict;
-use crate::kind::StoreKind;
+use crate::vocab::kind::StoreKind;
 
 /// One judged state.
 #[derive(Debug, Clone)]

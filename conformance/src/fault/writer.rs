@@ -7,10 +7,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::error::{Error, Result};
-use crate::kind::{Features, StoreKind};
 use crate::live::SplitMix;
-use crate::official::OfficialLib;
-use crate::value::{Value, ValueType};
+use crate::sides::official::OfficialLib;
+use crate::vocab::kind::{Features, StoreKind};
+use crate::vocab::value::{Value, ValueType};
 
 /// The store id every fault-suite store uses.
 pub const STORE_ID: &str = "faults";

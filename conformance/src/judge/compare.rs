@@ -6,10 +6,10 @@ use std::fmt;
 use crate::error::Result;
 use crate::fault::reads::read_payload;
 use crate::judge::exceptions::{accepted, Difference, Scope};
-use crate::kind::Features;
-use crate::official::OfficialStore;
-use crate::value::{show, Value, ValueType};
-use crate::view::ReaderView;
+use crate::sides::official::OfficialStore;
+use crate::sides::view::ReaderView;
+use crate::vocab::kind::Features;
+use crate::vocab::value::{show, Value, ValueType};
 
 /// Which reader of a differential run a capture comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 use mmkv_sys::versions::Tag;
 
-use crate::kind::{ModeKind, StoreKind};
+use crate::vocab::kind::{ModeKind, StoreKind};
 
 /// A class of difference the comparison can see.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::fault::reads::{open_store, Reads};
 use crate::fault::writer::STORE_ID;
 use crate::judge::exceptions::{accepted, Difference, Exception, Scope};
-use crate::kind::StoreKind;
+use crate::vocab::kind::StoreKind;
 
 /// Values longer than this stay encrypted in the file and are decrypted lazily from a saved
 /// AES state (`MediumBufferSize()`, v1.2.0+; [`Difference::CryptOverlongLength`]).

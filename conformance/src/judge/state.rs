@@ -18,8 +18,8 @@ use crate::judge::recognise::{
     copy_store, crypt_loader_misjudged_in, empty_payload_keys, meta_version, overlong_lazy_keys,
     rewrite_specious_meta, zero_fill_like_official,
 };
-use crate::kind::{Features, StoreKind};
-use crate::value::show;
+use crate::vocab::kind::{Features, StoreKind};
+use crate::vocab::value::show;
 
 /// The verdict on one (state, strategy).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -248,7 +248,7 @@ pub fn judge_outcomes(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::value::{Value, ValueType};
+    use crate::vocab::value::{Value, ValueType};
 
     fn reads(pairs: &[(&str, i32)]) -> Reads {
         Reads {

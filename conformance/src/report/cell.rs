@@ -22,9 +22,9 @@ use crate::differential::runner::run_workload;
 use crate::differential::stats::RunStats;
 use crate::differential::workload::{many_keys_workload, GenConfig, Repro};
 use crate::error::{Error, Result};
-use crate::kind::StoreKind;
-use crate::official::OfficialLib;
-use crate::view::ReaderFactory;
+use crate::sides::official::OfficialLib;
+use crate::sides::view::ReaderFactory;
+use crate::vocab::kind::StoreKind;
 
 /// The heartbeat line the child prints before each workload.
 pub const HEARTBEAT: &str = "workload";

@@ -83,8 +83,8 @@ pub fn merge_files(paths: &[impl AsRef<Path>]) -> crate::Result<Report> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kind::StoreKind;
     use crate::report::tests::{faults, row};
+    use crate::vocab::kind::StoreKind;
 
     #[test]
     fn merge_prefers_the_shard_that_ran_the_version_and_keeps_failures() {

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::fault::section::FaultSection;
-use crate::kind::StoreKind;
+use crate::vocab::kind::StoreKind;
 
 /// One cell of the report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,14 +7,14 @@ use std::path::PathBuf;
 
 use mmkv_sys::versions::Tag;
 
+use crate::corpus::golden::{check_corpus_dir, corpus_tags, CorpusCheck};
 use crate::differential::workload::GenConfig;
-use crate::golden::{check_corpus_dir, corpus_tags, CorpusCheck};
-use crate::kind::{Features, StoreKind};
-use crate::official::OfficialLib;
 use crate::report::cell::{CellResult, CellSpec};
 use crate::report::{Cell, Report, Row, RowCounts, Source};
-use crate::sys::SysLib;
-use crate::view::ReaderFactory;
+use crate::sides::official::OfficialLib;
+use crate::sides::sys::SysLib;
+use crate::sides::view::ReaderFactory;
+use crate::vocab::kind::{Features, StoreKind};
 
 /// How to run the report.
 #[derive(Debug, Clone)]

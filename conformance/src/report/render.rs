@@ -2,8 +2,8 @@
 
 use std::fmt::Write as _;
 
-use crate::kind::StoreKind;
 use crate::report::{Cell, Report, Row, Source};
+use crate::vocab::kind::StoreKind;
 
 impl Report {
     /// `{"versions": [{"tag", "source", "kinds": {...}}]}`.

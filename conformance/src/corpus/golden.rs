@@ -9,9 +9,9 @@ use mmkv_corpus::encoding::{boolean, bytes, dec, hex32, hex64, items, text};
 pub use mmkv_corpus::{corpus_root, corpus_tags, Entry, Manifest, StoreManifest};
 
 use crate::error::Result;
-use crate::kind::Features;
-use crate::value::{hex_bytes, show, Value, ValueType};
-use crate::view::ReaderFactory;
+use crate::sides::view::ReaderFactory;
+use crate::vocab::kind::Features;
+use crate::vocab::value::{hex_bytes, show, Value, ValueType};
 
 /// A manifest entry read and written as this crate's typed [`Value`].
 pub trait TypedEntry {

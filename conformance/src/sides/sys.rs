@@ -6,9 +6,9 @@ use std::path::Path;
 use mmkv_sys::{Instance, Mode, Official};
 
 use crate::error::{Error, Result};
-use crate::kind::{Features, ModeKind};
-use crate::official::{OfficialLib, OfficialStore};
-use crate::value::{Value, ValueType};
+use crate::sides::official::{OfficialLib, OfficialStore};
+use crate::vocab::kind::{Features, ModeKind};
+use crate::vocab::value::{Value, ValueType};
 
 /// Tags built into `mmkv-sys`, oldest first.
 pub fn built_versions() -> &'static [&'static str] {

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use mmkv_reader::{Clock, Options, ReloadStats, SnapshotData, Store, SystemClock};
 
-use crate::value::{Value, ValueType};
-use crate::view::{Listed, ReaderFactory, ReaderView};
+use crate::sides::view::{Listed, ReaderFactory, ReaderView};
+use crate::vocab::value::{Value, ValueType};
 
 /// The real `mmkv_reader::Store` with a configurable clock (the system clock by default, which
 /// is the official library's notion of now: `time(nullptr)`).

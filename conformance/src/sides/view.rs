@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::value::{Value, ValueType};
+use crate::vocab::value::{Value, ValueType};
 
 /// What the harness asks of a reader: typed reads with the official getter semantics.
 pub trait ReaderView {

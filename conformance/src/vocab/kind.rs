@@ -71,8 +71,8 @@ impl Features {
     }
 
     /// The getter types this version has.
-    pub fn getters(&self) -> Vec<crate::value::ValueType> {
-        crate::value::ValueType::ALL
+    pub fn getters(&self) -> Vec<crate::vocab::value::ValueType> {
+        crate::vocab::value::ValueType::ALL
             .iter()
             .copied()
             .filter(|t| self.typed_vectors || !t.is_typed_vector())

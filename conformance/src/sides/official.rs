@@ -1,5 +1,5 @@
 //! The official side of every comparison: what the harness needs from one loaded version of
-//! the official library. [`crate::sys`] implements it with `mmkv-sys`.
+//! the official library. [`crate::sides::sys`] implements it with `mmkv-sys`.
 
 use std::cell::Cell;
 use std::path::Path;
@@ -7,8 +7,8 @@ use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::error::Result;
 use crate::judge::exceptions::{accepted, Difference, Scope};
-use crate::kind::{Features, ModeKind, StoreKind};
-use crate::value::{Value, ValueType};
+use crate::vocab::kind::{Features, ModeKind, StoreKind};
+use crate::vocab::value::{Value, ValueType};
 
 /// One loaded official version.
 pub trait OfficialLib: Sync {

@@ -1,0 +1,12 @@
+//! The two sides of every comparison.
+//!
+//! - [`official`]: the official library of one version, as a trait (`OfficialLib`,
+//!   `OfficialStore`), and the process hold of the versions that must not share a process;
+//! - [`sys`]: its implementation over `mmkv-sys`;
+//! - [`view`]: the reader side, as a trait (tests inject broken readers through it);
+//! - [`reader`]: its implementation over `mmkv_reader::Store`.
+
+pub mod official;
+pub mod reader;
+pub mod sys;
+pub mod view;
