@@ -8,6 +8,8 @@
 //! - [`record`]: writes a corpus store set with an official version;
 //! - [`report`]: the version × store-kind matrix;
 //! - [`shards`]: unbuilt versions in the report, its summary, and merging shards' reports.
+//! - [`vocab`]: the one seeded generator, the writers' key names and store id;
+//! - [`writer`]: the child processes that run the official library (one way to spawn and watch them).
 #![warn(missing_docs)]
 
 pub mod cell;
@@ -28,7 +30,9 @@ pub mod shards;
 pub mod sys;
 pub mod value;
 pub mod view;
+pub mod vocab;
 pub mod workload;
+pub mod writer;
 
 pub use error::{Error, Result};
 pub use kind::{Features, ModeKind, StoreKind};

@@ -12,9 +12,8 @@
 
 use std::collections::HashSet;
 use std::hash::{Hash as _, Hasher as _};
-use std::io::{BufRead as _, BufReader, Write as _};
+use std::io::Write as _;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -24,6 +23,8 @@ use crate::kind::{Features, ModeKind, StoreKind};
 use crate::official::OfficialLib;
 use crate::real::{read_snapshot, read_store, RealReader};
 use crate::value::{Value, ValueType};
+use crate::vocab::SplitMix;
+use crate::writer::child::{ChildExe, Line, Running};
 
 /// Parameters of a live run (shared by the writer process and the reading side).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,34 +74,11 @@ pub enum LiveOp {
     Trim,
 }
 
+/// How long the writer child may take to open its store and say `ready`.
+const WRITER_START: Duration = Duration::from_secs(60);
+
 /// The store id of the live store.
 pub const LIVE_ID: &str = "live";
-
-/// A small deterministic generator (SplitMix64), so that the writer and the test derive the
-/// same sequence without sharing state.
-#[derive(Debug, Clone)]
-pub struct SplitMix(u64);
-
-impl SplitMix {
-    /// A generator from a seed.
-    pub fn new(seed: u64) -> SplitMix {
-        SplitMix(seed)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n > 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n.max(1)
-    }
-}
 
 /// The op sequence of `spec`.
 pub fn live_ops(spec: &LiveSpec) -> Vec<LiveOp> {
@@ -527,23 +505,21 @@ fn live_inner(
 ) -> std::result::Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
     let model = Arc::new(LiveModel::new(spec));
-    let mut child = Command::new(writer_exe)
-        .args(["writer", "--tag", tag, "--dir"])
-        .arg(dir.path())
+    let mut cmd = ChildExe::conformance(writer_exe).command(&["writer", "--tag", tag, "--dir"]);
+    cmd.arg(dir.path())
         .args(["--seed", &spec.seed.to_string()])
         .args(["--ops", &spec.ops.to_string()])
         .args(["--keys", &spec.keys.to_string()])
         .args(["--kind", spec.kind.id()])
-        .args(["--pace-us", &spec.pace_us.to_string()])
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("spawn the writer {}: {e}", writer_exe.display()))?;
-    let mut lines = BufReader::new(child.stdout.take().ok_or("writer stdout")?).lines();
-    let first = lines.next().and_then(|l| l.ok()).unwrap_or_default();
-    if first != "ready" {
-        let _ = child.kill();
-        let _ = child.wait();
-        return Err(format!("writer did not start (said {first:?})"));
+        .args(["--pace-us", &spec.pace_us.to_string()]);
+    let mut child = Running::spawn(cmd, false).map_err(|e| e.to_string())?;
+    match child.next_line(WRITER_START) {
+        Line::Line(l) if l == "ready" => {}
+        other => {
+            child.kill();
+            let _ = child.wait();
+            return Err(format!("writer did not start (said {other:?})"));
+        }
     }
 
     let path = dir.path().join(LIVE_ID);
@@ -558,7 +534,7 @@ fn live_inner(
     let store = loop {
         // Whether the writer had ended before this attempt: then its files are final and the
         // open must succeed, whatever the row.
-        let writer_ended = matches!(child.try_wait(), Ok(Some(_)));
+        let writer_ended = child.exited();
         match RealReader::new().open_store(&path, spec.kind.crypt_key(), spec.kind.aes256()) {
             Ok(s) => break Arc::new(s),
             Err(e) => match lock_lost {
@@ -569,7 +545,7 @@ fn live_inner(
                     std::thread::sleep(Duration::from_micros(200));
                 }
                 _ => {
-                    let _ = child.kill();
+                    child.kill();
                     let _ = child.wait();
                     return Err(format!("reader opens the live store: {e}"));
                 }
@@ -635,10 +611,13 @@ fn live_inner(
         ));
     }
 
-    let status = child
+    let waited = child
         .wait()
         .map_err(|e| format!("wait for the writer: {e}"));
-    let rest: Vec<String> = lines.map_while(std::result::Result::ok).collect();
+    let (status, rest) = match waited {
+        Ok((status, rest, _)) => (Ok(status), rest),
+        Err(e) => (Err(e), Vec::new()),
+    };
     out.writer_time = started.elapsed();
     done.store(true, Ordering::Release);
     let mut states = HashSet::new();

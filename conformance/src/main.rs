@@ -10,7 +10,6 @@ use indicatif::{ProgressBar, ProgressStyle};
 use conformance::cell::{
     run_cell, run_cell_child, workload_timeout, CellResult, CellSpec, HEARTBEAT, RESULT_PREFIX,
 };
-use conformance::fault::cli::ChildExe;
 use conformance::fault::suite::SuiteConfig;
 use conformance::golden::{check_corpus_dir, corpus_root};
 use conformance::live::{run_writer, LiveSpec};
@@ -19,6 +18,7 @@ use conformance::report::{plan, run_row, Report, ReportConfig};
 use conformance::run::{load_repro, run_steps, Step};
 use conformance::sys::SysLib;
 use conformance::workload::GenConfig;
+use conformance::writer::child::ChildExe;
 use conformance::RealReader;
 
 #[derive(Parser)]

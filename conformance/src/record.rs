@@ -9,10 +9,10 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::golden::{Entry, Manifest, StoreManifest, TypedEntry};
 use crate::kind::{keys, Features, StoreKind};
-use crate::live::SplitMix;
 use crate::official::{OfficialLib, OfficialStore};
 use crate::run::{now_secs, sleep_until_secs};
 use crate::value::{hex_bytes, Value, ValueType};
+use crate::vocab::SplitMix;
 use crate::workload::{FAR_EXPIRE, SHORT_EXPIRE, VERY_FAR_EXPIRE};
 
 /// Recorder parameters.

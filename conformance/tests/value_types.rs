@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use conformance::fault::reads::{read_payload, Reads};
 use conformance::golden::{Entry, TypedEntry};
-use conformance::live::SplitMix;
 use conformance::value::{Value, ValueType};
+use conformance::vocab::SplitMix;
 use mmkv_reader::test_support::{encode_value, sample_values};
 
 #[test]

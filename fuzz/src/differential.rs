@@ -15,8 +15,8 @@ use conformance::exceptions::Scope;
 use conformance::fault::official::{read_official, OfficialOutcome};
 use conformance::fault::suite::{judge_outcomes, read_reader, ReaderPath};
 use conformance::fault::verdict::Verdict;
-use conformance::fault::writer::STORE_ID;
 use conformance::sys::SysLib;
+use conformance::vocab::STORE_ID;
 use conformance::StoreKind;
 use mmkv_sys::ErrorStrategy;
 

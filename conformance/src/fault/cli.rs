@@ -9,58 +9,22 @@
 //! ```
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 
 use clap::Subcommand;
 use mmkv_sys::ErrorStrategy;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::fault::official::child_read_main;
 use crate::fault::section::FaultSection;
 use crate::fault::suite::{run_suite, SuiteConfig};
 use crate::fault::writer::{run_writer, Kill};
 use crate::kind::StoreKind;
 use crate::sys::SysLib;
-
-/// The subcommand of the `conformance` binary that holds the fault suite's commands.
-pub const SUBCOMMAND: &str = "faults";
+use crate::writer::child::ChildExe;
 
 /// Environment variable that overrides `faults run --states`.
 pub const STATES_VAR: &str = "FAULT_STATES";
-
-/// The program the suite runs as its children: an executable and the arguments that select
-/// the fault commands (`conformance faults`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChildExe {
-    /// The executable.
-    pub exe: PathBuf,
-    /// Arguments before `write` / `read`.
-    pub prefix: Vec<String>,
-}
-
-impl ChildExe {
-    /// `exe faults` (the `conformance` binary at `exe`).
-    pub fn conformance(exe: impl Into<PathBuf>) -> ChildExe {
-        ChildExe {
-            exe: exe.into(),
-            prefix: vec![SUBCOMMAND.to_string()],
-        }
-    }
-
-    /// The running `conformance` binary.
-    pub fn this() -> Result<ChildExe> {
-        std::env::current_exe()
-            .map(ChildExe::conformance)
-            .map_err(|e| Error::Other(format!("current_exe: {e}")))
-    }
-
-    /// A command running the fault command `sub` (`write` or `read`).
-    pub fn command(&self, sub: &str) -> Command {
-        let mut cmd = Command::new(&self.exe);
-        cmd.args(&self.prefix).arg(sub);
-        cmd
-    }
-}
 
 /// `conformance faults ...`.
 #[derive(Debug, Subcommand)]

@@ -9,21 +9,19 @@ use mmkv_sys::ErrorStrategy;
 
 use crate::error::{Error, Result};
 use crate::exceptions::Scope;
-use crate::fault::cli::ChildExe;
 use crate::fault::damage::Damage;
-use crate::fault::official::{
-    run_with_timeout, spawn_reads, strategy_name, OfficialOutcome, CHILD_TIMEOUT,
-};
+use crate::fault::official::{spawn_reads, strategy_name, OfficialOutcome};
 use crate::fault::reads::Reads;
 use crate::fault::verdict::{
     judge, Exception, ReaderOutcome, Verdict, LAZY_DECRYPT_MIN_LEN, LAZY_DECRYPT_SINCE,
     SPECIOUS_V6_VERSIONS,
 };
-use crate::fault::writer::{Kill, STORE_ID};
+use crate::fault::writer::{run_writer_child, Kill};
 use crate::kind::{Features, StoreKind};
-use crate::live::SplitMix;
 use crate::official::OfficialLib;
 use crate::sys::SysLib;
+use crate::vocab::{SplitMix, STORE_ID};
+use crate::writer::child::ChildExe;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -484,40 +482,6 @@ fn empty_payload_keys(dirs: &[&Path], kind: StoreKind, strategy: ErrorStrategy) 
         .filter(|(_, v)| v.is_empty())
         .map(|(k, _)| k.to_vec())
         .collect()
-}
-
-fn run_writer_child(
-    exe: &ChildExe,
-    tag: &str,
-    dir: &Path,
-    kind: StoreKind,
-    seed: u64,
-    ops: usize,
-    kill: Kill,
-) -> Result<bool> {
-    let mut cmd = exe.command("write");
-    cmd.args(["--tag", tag, "--kind", kind.id()])
-        .arg("--dir")
-        .arg(dir)
-        .args([
-            "--seed",
-            &seed.to_string(),
-            "--ops",
-            &ops.to_string(),
-            "--kill",
-            &kill.arg(),
-        ]);
-    let (status, _out, err) = run_with_timeout(cmd, CHILD_TIMEOUT)?;
-    use std::os::unix::process::ExitStatusExt;
-    match status {
-        Some(st) if st.success() && kill == Kill::Never => Ok(false),
-        Some(st) if st.signal() == Some(9) && kill != Kill::Never => Ok(true),
-        other => Err(Error::Other(format!(
-            "writer {tag} {kind} seed {seed} kill {}: {other:?}, stderr: {}",
-            kill.arg(),
-            err.trim()
-        ))),
-    }
 }
 
 fn region_len(dir: &Path) -> (u64, u64) {

@@ -8,12 +8,10 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::kind::{Features, StoreKind};
-use crate::live::SplitMix;
 use crate::official::OfficialLib;
 use crate::value::{Value, ValueType};
-
-/// The store id every fault-suite store uses.
-pub const STORE_ID: &str = "faults";
+use crate::vocab::{key_name, SplitMix, STORE_ID};
+use crate::writer::child::{run_watched, ChildExe, CHILD_TIMEOUT};
 
 /// Expire duration of the expiring kinds' explicit durations: far enough never to pass during
 /// a run (the official getters would delete expired keys as they read).
@@ -65,20 +63,6 @@ impl Kill {
     }
 }
 
-fn key_name(i: u64) -> Vec<u8> {
-    match i % 7 {
-        0 => format!("ключ-{i}").into_bytes(),
-        1 => format!("k{i}-{}", "x".repeat(40)).into_bytes(),
-        _ => format!("k{i}").into_bytes(),
-    }
-}
-
-fn filler(rng: &mut SplitMix, n: usize) -> String {
-    (0..n)
-        .map(|_| char::from(b'a' + rng.below(26) as u8))
-        .collect()
-}
-
 fn value(rng: &mut SplitMix, features: &Features) -> Value {
     let big = rng.below(8) == 0;
     let n = if big {
@@ -102,9 +86,9 @@ pub fn value_of(rng: &mut SplitMix, ty: ValueType, n: usize, x: u64) -> Value {
         ValueType::U64 => Value::U64(x >> (x % 63)),
         ValueType::F32 => Value::F32(f32::from_bits(x as u32)),
         ValueType::F64 => Value::F64(f64::from_bits(x)),
-        ValueType::String => Value::String(filler(rng, n)),
-        ValueType::Bytes => Value::Bytes(filler(rng, n).into_bytes()),
-        ValueType::Strings => Value::Strings((0..1 + n / 64).map(|i| filler(rng, i % 9)).collect()),
+        ValueType::String => Value::String(rng.letters(n)),
+        ValueType::Bytes => Value::Bytes(rng.letters(n).into_bytes()),
+        ValueType::Strings => Value::Strings((0..1 + n / 64).map(|i| rng.letters(i % 9)).collect()),
         ValueType::VecBool => Value::VecBool((0..n / 8).map(|i| i % 3 == 0).collect()),
         ValueType::VecI32 => Value::VecI32((0..n / 8).map(|i| i as i32 - 3).collect()),
         ValueType::VecU32 => Value::VecU32((0..n / 8).map(|i| i as u32 * 7).collect()),
@@ -124,7 +108,7 @@ pub fn workload(seed: u64, ops: usize, kind: StoreKind, features: &Features) -> 
     (0..ops)
         .map(|_| {
             let r = rng.below(1000);
-            let key = key_name(rng.below(keys));
+            let key = key_name(rng.below(keys) as usize).into_bytes();
             if r < 4 {
                 WriteOp::ClearAll
             } else if r < 15 {
@@ -192,4 +176,34 @@ pub fn run_writer(
     }
     store.sync()?;
     store.close()
+}
+
+/// Parent side: runs the writer child (`conformance faults write ...`) into `dir`; `Ok(true)`
+/// when it was killed as `kill` asked, `Ok(false)` when it ran to its end.
+pub fn run_writer_child(
+    exe: &ChildExe,
+    tag: &str,
+    dir: &Path,
+    kind: StoreKind,
+    seed: u64,
+    ops: usize,
+    kill: Kill,
+) -> Result<bool> {
+    let mut cmd = exe.command(&["faults", "write"]);
+    cmd.args(["--tag", tag, "--kind", kind.id()])
+        .arg("--dir")
+        .arg(dir)
+        .args(["--seed", &seed.to_string(), "--ops", &ops.to_string()])
+        .args(["--kill", &kill.arg()]);
+    let child = run_watched(cmd, CHILD_TIMEOUT, None, true)?;
+    use std::os::unix::process::ExitStatusExt;
+    match child.status {
+        Some(st) if st.success() && kill == Kill::Never => Ok(false),
+        Some(st) if st.signal() == Some(9) && kill != Kill::Never => Ok(true),
+        other => Err(Error::Other(format!(
+            "writer {tag} {kind} seed {seed} kill {}: {other:?}, stderr: {}",
+            kill.arg(),
+            child.stderr.trim()
+        ))),
+    }
 }
