@@ -12,13 +12,13 @@ use conformance::cell::{
 };
 use conformance::fault::suite::SuiteConfig;
 use conformance::golden::{check_corpus_dir, corpus_root};
-use conformance::live::{run_writer, LiveSpec};
 use conformance::record::{record_corpus, RecordSpec};
 use conformance::report::{plan, run_row, Report, ReportConfig};
 use conformance::run::{load_repro, run_steps, Step};
 use conformance::sys::SysLib;
 use conformance::workload::GenConfig;
 use conformance::writer::child::ChildExe;
+use conformance::writer::run_writer;
 use conformance::RealReader;
 
 #[derive(Parser)]
@@ -117,7 +117,8 @@ enum Command {
         #[arg(long)]
         running: PathBuf,
     },
-    /// (internal) The live multi-process writer used by tests/live_writer.rs.
+    /// (internal) A writer child: the official library performs one plan's op stream
+    /// (`conformance::writer`: live, stress, shrink and fault-suite writers).
     #[command(hide = true)]
     Writer {
         /// A built tag.
@@ -126,21 +127,9 @@ enum Command {
         /// Store folder.
         #[arg(long)]
         dir: PathBuf,
-        /// Sequence seed.
-        #[arg(long)]
-        seed: u64,
-        /// Number of ops.
-        #[arg(long)]
-        ops: usize,
-        /// Number of keys.
-        #[arg(long)]
-        keys: usize,
-        /// Encryption / expiration of the store (opened MULTI_PROCESS).
-        #[arg(long, default_value = "multi")]
-        kind: conformance::StoreKind,
-        /// Microseconds to sleep after every op (0: unpaced).
-        #[arg(long, default_value_t = 0)]
-        pace_us: u64,
+        /// The plan and its options.
+        #[command(flatten)]
+        spec: conformance::writer::WriterSpec,
     },
 }
 
@@ -461,23 +450,8 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Writer {
-            tag,
-            dir,
-            seed,
-            ops,
-            keys,
-            kind,
-            pace_us,
-        } => {
+        Command::Writer { tag, dir, spec } => {
             let lib = SysLib::load(&tag)?;
-            let spec = LiveSpec {
-                seed,
-                ops,
-                keys,
-                kind,
-                pace_us,
-            };
             run_writer(&lib, &dir, &spec)?;
             Ok(ExitCode::SUCCESS)
         }

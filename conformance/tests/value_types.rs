@@ -34,7 +34,7 @@ fn every_type_through_every_conversion() {
         let mut rng = SplitMix::new(ty as u64);
         let generated = conformance::record::random_value_of(&mut rng, ty);
         assert_eq!(generated.value_type(), ty);
-        let written = conformance::fault::writer::value_of(&mut rng, ty, 17, 0x1234_5678_9abc);
+        let written = conformance::writer::plan::seeded(&mut rng, ty, 17, 0x1234_5678_9abc);
         assert_eq!(written.value_type(), ty);
     }
     // The fault suite's one-line child protocol: one key per sample, read as its own type.

@@ -1,14 +1,13 @@
 //! The fault suite's command line, `conformance faults ...`: the suite itself (`run`) and the
-//! child processes it spawns (`write`: a killed writer; `read`: the official reads of a
-//! state). The report (`conformance report`) runs the same suite with the same children.
+//! child process it spawns (`read`: the official reads of a state; its writers are
+//! `conformance writer --plan faults`). The report (`conformance report`) runs the same suite with the same children.
 //!
 //! ```text
 //! conformance faults run [--states 1000] [--seed 1] [--tags v2.4.2,v1.3.14] [--ops 120]
-//! conformance faults write --tag T --dir D --kind K --seed S --ops N --kill never|before:K|during:K:US
 //! conformance faults read --tag T --kind K [--discard DIR] [--recover DIR]
 //! ```
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Subcommand;
@@ -18,7 +17,6 @@ use crate::error::Result;
 use crate::fault::official::child_read_main;
 use crate::fault::section::FaultSection;
 use crate::fault::suite::{run_suite, SuiteConfig};
-use crate::fault::writer::{run_writer, Kill};
 use crate::kind::StoreKind;
 use crate::sys::SysLib;
 use crate::writer::child::ChildExe;
@@ -46,27 +44,6 @@ pub enum FaultsCmd {
         /// Print every state.
         #[arg(long)]
         verbose: bool,
-    },
-    /// Child: run the seeded workload with the official library, dying as --kill says.
-    Write {
-        /// A built tag.
-        #[arg(long)]
-        tag: String,
-        /// Store folder.
-        #[arg(long)]
-        dir: PathBuf,
-        /// Store kind.
-        #[arg(long)]
-        kind: StoreKind,
-        /// Workload seed.
-        #[arg(long)]
-        seed: u64,
-        /// Ops in the workload.
-        #[arg(long)]
-        ops: usize,
-        /// `never`, `before:K` or `during:K:US`.
-        #[arg(long, default_value = "never")]
-        kill: String,
     },
     /// Child: reopen copies of a state with the official library and print what it reads.
     Read {
@@ -99,20 +76,6 @@ pub fn run_printing(cfg: &SuiteConfig, verbose: bool) -> Result<FaultSection> {
     let mut section = FaultSection::of(&summary, cfg.seed);
     section.seconds = started.elapsed().as_secs_f64();
     Ok(section)
-}
-
-fn write_main(tag: &str, dir: &Path, kind: StoreKind, seed: u64, ops: usize, kill: &str) -> u8 {
-    let Some(kill) = Kill::parse(kill) else {
-        eprintln!("faults write: bad --kill {kill}");
-        return 2;
-    };
-    match SysLib::load(tag).and_then(|lib| run_writer(&lib, dir, kind, seed, ops, kill)) {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("faults write: {e}");
-            1
-        }
-    }
 }
 
 /// Runs one `conformance faults ...` command. `run` exits 1 when a state disagrees without
@@ -158,14 +121,6 @@ pub fn main(cmd: FaultsCmd) -> ExitCode {
                 }
             }
         }
-        FaultsCmd::Write {
-            tag,
-            dir,
-            kind,
-            seed,
-            ops,
-            kill,
-        } => ExitCode::from(write_main(&tag, &dir, kind, seed, ops, &kill)),
         FaultsCmd::Read {
             tag,
             kind,

@@ -4,17 +4,16 @@
 //! default; `OnErrorRecover`) is compared with the reader, key by key and getter by getter.
 //! A difference is either an entry of [`verdict::EXCEPTIONS`] (recognised by a precise
 //! check) or a failure. The official library runs in child processes (`conformance faults
-//! write|read`): a crash or hang on damaged files is an upstream finding, not a failure of
+//! read`; writers are `conformance writer --plan faults`): a crash or hang on damaged files is an upstream finding, not a failure of
 //! ours. `conformance report` runs the suite and carries its [`section::FaultSection`].
 //!
-//! - [`writer`]: the seeded workload and the killed writer;
 //! - [`damage`]: truncations, bit flips, a missing meta file;
 //! - [`official`]: the official reads of a state (child side and parent side);
 //! - [`reads`]: what one side read, and its one-line encoding;
 //! - [`verdict`]: judging a state, the exceptions table;
 //! - [`suite`]: the run (`cargo test -p conformance --test faults`);
 //! - [`section`]: its result as the report and `conformance faults run` show it;
-//! - [`cli`]: `conformance faults run|write|read`.
+//! - [`cli`]: `conformance faults run|read`.
 
 pub mod cli;
 pub mod damage;
@@ -23,4 +22,3 @@ pub mod reads;
 pub mod section;
 pub mod suite;
 pub mod verdict;
-pub mod writer;

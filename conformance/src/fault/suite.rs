@@ -16,12 +16,12 @@ use crate::fault::verdict::{
     judge, Exception, ReaderOutcome, Verdict, LAZY_DECRYPT_MIN_LEN, LAZY_DECRYPT_SINCE,
     SPECIOUS_V6_VERSIONS,
 };
-use crate::fault::writer::{run_writer_child, Kill};
 use crate::kind::{Features, StoreKind};
 use crate::official::OfficialLib;
 use crate::sys::SysLib;
 use crate::vocab::{SplitMix, STORE_ID};
 use crate::writer::child::ChildExe;
+use crate::writer::{run_killed, Kill, Plan, WriterSpec};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -618,7 +618,13 @@ pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> R
         };
         let base = work.path().join(format!("base-{base_no}"));
         std::fs::create_dir_all(&base).map_err(|e| Error::io(&base, e))?;
-        let killed = run_writer_child(&cfg.exe, &tag, &base, kind, writer_seed, cfg.ops, kill)?;
+        let spec = WriterSpec {
+            seed: writer_seed,
+            kind,
+            kill,
+            ..WriterSpec::new(Plan::Faults, cfg.ops, 0)
+        };
+        let killed = run_killed(&cfg.exe, &tag, &base, &spec)?;
         summary.writer_runs += 1;
         summary.killed_runs += usize::from(killed);
         let (data_len, region) = region_len(&base);

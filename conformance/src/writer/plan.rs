@@ -1,0 +1,180 @@
+//! The writers' op streams: each plan turns a [`WriterSpec`] into the workload ops
+//! ([`crate::workload::Op`]) the child writer performs and the parent derives again to judge
+//! what it reads.
+//!
+//! - `live`: sets of self-identifying values of five types (one in ten 1–13 KB), removes,
+//!   rare `trim` and `clearAll`; expiring kinds give every third key a 30-day duration;
+//! - `stress`: a long stream of self-identifying byte values (small, some 2 KB, some up to
+//!   16 KB), removes, trims (~0.3%) and clearAll (~0.02%);
+//! - `shrink`: `ops` cycles of grow to megabytes / remove most / trim / set a quarter /
+//!   clearAll, then a quarter of the keys set once more;
+//! - `faults`: every getter type of the version with seeded contents (one in eight 0.5–6.5 KB),
+//!   removes, rare `clearAll` and `trim`, over 8–47 keys; far-future durations on expiring
+//!   kinds. Its values do not identify themselves: the fault suite compares the official
+//!   library with the reader, not with the op stream.
+
+use crate::kind::Features;
+use crate::value::{Value, ValueType};
+use crate::vocab::{key_name, SplitMix};
+use crate::workload::{Key, Op};
+use crate::writer::value::{key_type, stamp};
+use crate::writer::{Plan, WriterSpec};
+
+/// The expire duration (30 days) the live plan gives every third key of an expiring store.
+pub const LIVE_EXPIRE: u32 = 30 * 24 * 3600;
+
+/// Expire duration of the fault plan's explicit durations: far enough never to pass during a
+/// run (the official getters would delete expired keys as they read).
+pub const FAR: u32 = 600_000_000;
+
+fn key(i: usize) -> Key {
+    Key(key_name(i).into_bytes())
+}
+
+fn set(k: usize, value: Value, expire: Option<u32>) -> Op {
+    Op::Set {
+        key: key(k),
+        value,
+        expire,
+    }
+}
+
+/// The op stream of `spec` (`features`: the writer's version; only the fault plan uses it).
+pub fn ops(spec: &WriterSpec, features: &Features) -> Vec<Op> {
+    match spec.plan {
+        Plan::Live => live(spec),
+        Plan::Stress => stress(spec.seed, spec.ops, spec.keys.max(1)),
+        Plan::Shrink => shrink(spec.ops, spec.keys.max(1)),
+        Plan::Faults => faults(spec, features),
+    }
+}
+
+fn live(spec: &WriterSpec) -> Vec<Op> {
+    let mut rng = SplitMix::new(spec.seed);
+    let keys = spec.keys.max(1) as u64;
+    (0..spec.ops)
+        .map(|i| {
+            let r = rng.below(1000);
+            let k = rng.below(keys) as usize;
+            if r < 3 {
+                Op::ClearAll
+            } else if r < 13 {
+                Op::Trim
+            } else if r < 160 {
+                Op::Remove { key: key(k) }
+            } else {
+                let size = if rng.below(10) == 0 {
+                    1024 + rng.below(12 * 1024) as usize
+                } else {
+                    rng.below(64) as usize
+                };
+                let expire = (spec.kind.key_expire() && k.is_multiple_of(3)).then_some(LIVE_EXPIRE);
+                set(k, stamp(k, i, key_type(k), size), expire)
+            }
+        })
+        .collect()
+}
+
+fn stress(seed: u64, ops: usize, keys: usize) -> Vec<Op> {
+    let mut rng = SplitMix::new(seed);
+    (0..ops)
+        .map(|i| {
+            let r = rng.next_u64();
+            let k = (r >> 32) as usize % keys;
+            match r % 10_000 {
+                0..=6_999 => {
+                    let l = rng.next_u64();
+                    let size = match l % 100 {
+                        0..=84 => 24 + (l >> 8) as usize % 200,
+                        85..=98 => 200 + (l >> 8) as usize % 1800,
+                        _ => 4_000 + (l >> 8) as usize % 12_000,
+                    };
+                    set(k, stamp(k, i, ValueType::Bytes, size), None)
+                }
+                7_000..=9_967 => Op::Remove { key: key(k) },
+                9_968..=9_997 => Op::Trim,
+                _ => Op::ClearAll,
+            }
+        })
+        .collect()
+}
+
+fn shrink(cycles: usize, keys: usize) -> Vec<Op> {
+    let mut out = Vec::new();
+    let mut rng = SplitMix::new(0x5eed);
+    let push_set = |out: &mut Vec<Op>, k: usize, size: usize| {
+        let seq = out.len();
+        out.push(set(k, stamp(k, seq, ValueType::Bytes, size), None));
+    };
+    for _ in 0..cycles {
+        for k in 0..keys {
+            push_set(&mut out, k, 8_192 + rng.below(57_344) as usize);
+        }
+        for k in (0..keys).filter(|k| k % 8 != 0) {
+            out.push(Op::Remove { key: key(k) });
+        }
+        out.push(Op::Trim);
+        for k in (0..keys).filter(|k| k % 4 == 1) {
+            push_set(&mut out, k, 1_000 + rng.below(8_000) as usize);
+        }
+        out.push(Op::ClearAll);
+    }
+    // End with some values so the final-state check has something to compare.
+    for k in (0..keys).filter(|k| k % 4 == 2) {
+        push_set(&mut out, k, 100 + rng.below(30_000) as usize);
+    }
+    out
+}
+
+fn faults(spec: &WriterSpec, features: &Features) -> Vec<Op> {
+    let mut rng = SplitMix::new(spec.seed ^ 0xfa17_5eed);
+    let keys = 8 + rng.below(40);
+    let types = features.getters();
+    (0..spec.ops)
+        .map(|_| {
+            let r = rng.below(1000);
+            let k = rng.below(keys) as usize;
+            if r < 4 {
+                Op::ClearAll
+            } else if r < 15 {
+                Op::Trim
+            } else if r < 160 {
+                Op::Remove { key: key(k) }
+            } else {
+                let expire = (spec.kind.key_expire() && rng.below(3) == 0).then_some(FAR);
+                let n = if rng.below(8) == 0 {
+                    512 + rng.below(6000) as usize
+                } else {
+                    rng.below(40) as usize
+                };
+                let ty = types[rng.below(types.len() as u64) as usize];
+                let x = rng.next_u64();
+                set(k, seeded(&mut rng, ty, n, x), expire)
+            }
+        })
+        .collect()
+}
+
+/// A value of type `ty` with seeded contents: `n` sizes strings, bytes and vectors; `x`
+/// seeds scalars (shifted so varints of every length appear).
+pub fn seeded(rng: &mut SplitMix, ty: ValueType, n: usize, x: u64) -> Value {
+    match ty {
+        ValueType::Bool => Value::Bool(x & 1 == 1),
+        ValueType::I32 => Value::I32(x as i32 >> (x % 31)),
+        ValueType::U32 => Value::U32(x as u32 >> (x % 31)),
+        ValueType::I64 => Value::I64(x as i64 >> (x % 63)),
+        ValueType::U64 => Value::U64(x >> (x % 63)),
+        ValueType::F32 => Value::F32(f32::from_bits(x as u32)),
+        ValueType::F64 => Value::F64(f64::from_bits(x)),
+        ValueType::String => Value::String(rng.letters(n)),
+        ValueType::Bytes => Value::Bytes(rng.letters(n).into_bytes()),
+        ValueType::Strings => Value::Strings((0..1 + n / 64).map(|i| rng.letters(i % 9)).collect()),
+        ValueType::VecBool => Value::VecBool((0..n / 8).map(|i| i % 3 == 0).collect()),
+        ValueType::VecI32 => Value::VecI32((0..n / 8).map(|i| i as i32 - 3).collect()),
+        ValueType::VecU32 => Value::VecU32((0..n / 8).map(|i| i as u32 * 7).collect()),
+        ValueType::VecI64 => Value::VecI64((0..n / 8).map(|i| -(i as i64) << 33).collect()),
+        ValueType::VecU64 => Value::VecU64((0..n / 8).map(|i| i as u64 * 1_000_003).collect()),
+        ValueType::VecF32 => Value::VecF32((0..n / 8).map(|i| i as f32 * 0.5).collect()),
+        ValueType::VecF64 => Value::VecF64((0..n / 8).map(|i| i as f64 / 3.0).collect()),
+    }
+}
