@@ -8,16 +8,15 @@
 //!   16 KB), removes, trims (~0.3%) and clearAll (~0.02%);
 //! - `shrink`: `ops` cycles of grow to megabytes / remove most / trim / set a quarter /
 //!   clearAll, then a quarter of the keys set once more;
-//! - `faults`: every getter type of the version with seeded contents (one in eight 0.5–6.5 KB),
-//!   removes, rare `clearAll` and `trim`, over 8–47 keys; far-future durations on expiring
-//!   kinds. Its values do not identify themselves: the fault suite compares the official
-//!   library with the reader, not with the op stream.
+//! - `faults`: every getter type of the version with seeded values
+//!   ([`crate::writer::value::seeded`], one in eight up to 0.5–6.5 KB), removes, rare
+//!   `clearAll` and `trim`, over 8–47 keys; far-future durations on expiring kinds.
 
 use crate::kind::Features;
 use crate::value::{Value, ValueType};
 use crate::vocab::{key_name, SplitMix};
 use crate::workload::{Key, Op};
-use crate::writer::value::{key_type, stamp};
+use crate::writer::value::{key_type, seeded, stamp};
 use crate::writer::{Plan, WriterSpec};
 
 /// The expire duration (30 days) the live plan gives every third key of an expiring store.
@@ -148,33 +147,8 @@ fn faults(spec: &WriterSpec, features: &Features) -> Vec<Op> {
                     rng.below(40) as usize
                 };
                 let ty = types[rng.below(types.len() as u64) as usize];
-                let x = rng.next_u64();
-                set(k, seeded(&mut rng, ty, n, x), expire)
+                set(k, seeded(&mut rng, ty, n), expire)
             }
         })
         .collect()
-}
-
-/// A value of type `ty` with seeded contents: `n` sizes strings, bytes and vectors; `x`
-/// seeds scalars (shifted so varints of every length appear).
-pub fn seeded(rng: &mut SplitMix, ty: ValueType, n: usize, x: u64) -> Value {
-    match ty {
-        ValueType::Bool => Value::Bool(x & 1 == 1),
-        ValueType::I32 => Value::I32(x as i32 >> (x % 31)),
-        ValueType::U32 => Value::U32(x as u32 >> (x % 31)),
-        ValueType::I64 => Value::I64(x as i64 >> (x % 63)),
-        ValueType::U64 => Value::U64(x >> (x % 63)),
-        ValueType::F32 => Value::F32(f32::from_bits(x as u32)),
-        ValueType::F64 => Value::F64(f64::from_bits(x)),
-        ValueType::String => Value::String(rng.letters(n)),
-        ValueType::Bytes => Value::Bytes(rng.letters(n).into_bytes()),
-        ValueType::Strings => Value::Strings((0..1 + n / 64).map(|i| rng.letters(i % 9)).collect()),
-        ValueType::VecBool => Value::VecBool((0..n / 8).map(|i| i % 3 == 0).collect()),
-        ValueType::VecI32 => Value::VecI32((0..n / 8).map(|i| i as i32 - 3).collect()),
-        ValueType::VecU32 => Value::VecU32((0..n / 8).map(|i| i as u32 * 7).collect()),
-        ValueType::VecI64 => Value::VecI64((0..n / 8).map(|i| -(i as i64) << 33).collect()),
-        ValueType::VecU64 => Value::VecU64((0..n / 8).map(|i| i as u64 * 1_000_003).collect()),
-        ValueType::VecF32 => Value::VecF32((0..n / 8).map(|i| i as f32 * 0.5).collect()),
-        ValueType::VecF64 => Value::VecF64((0..n / 8).map(|i| i as f64 / 3.0).collect()),
-    }
 }

@@ -62,6 +62,150 @@ pub fn claimed_seq(key: usize, v: &Value) -> Option<usize> {
     (k == key).then_some(seq)
 }
 
+const CHARS: &[&str] = &[
+    "a", "b", "z", "0", "9", " ", "-", "_", "é", "ß", "€", "中", "文", "🔑", "\"", "\\", "\n",
+    "\t", "\u{1}",
+];
+
+fn rand_string(rng: &mut SplitMix, max: u64) -> String {
+    let n = rng.below(max + 1);
+    (0..n)
+        .map(|_| CHARS[rng.below(CHARS.len() as u64) as usize])
+        .collect()
+}
+
+fn rand_f64(rng: &mut SplitMix) -> f64 {
+    match rng.below(8) {
+        0 => 0.0,
+        1 => -0.0,
+        2 => f64::INFINITY,
+        3 => f64::NEG_INFINITY,
+        4 => f64::from_bits(1 + rng.below(1 << 40)), // subnormal
+        _ => loop {
+            let x = f64::from_bits(rng.next_u64());
+            if !x.is_nan() {
+                break x;
+            }
+        },
+    }
+}
+
+fn rand_f32(rng: &mut SplitMix) -> f32 {
+    match rng.below(8) {
+        0 => 0.0,
+        1 => -0.0,
+        2 => f32::INFINITY,
+        3 => f32::NEG_INFINITY,
+        4 => f32::from_bits(1 + rng.below(1 << 20) as u32),
+        _ => loop {
+            let x = f32::from_bits(rng.next_u64() as u32);
+            if !x.is_nan() {
+                break x;
+            }
+        },
+    }
+}
+
+fn rand_i64(rng: &mut SplitMix) -> i64 {
+    match rng.below(6) {
+        0 => i64::MIN,
+        1 => i64::MAX,
+        2 => 0,
+        3 => -(rng.below(1000) as i64),
+        _ => rng.next_u64() as i64,
+    }
+}
+
+fn rand_i32(rng: &mut SplitMix) -> i32 {
+    match rng.below(6) {
+        0 => i32::MIN,
+        1 => i32::MAX,
+        2 => 0,
+        3 => -(rng.below(1000) as i32),
+        _ => rng.next_u64() as i32,
+    }
+}
+
+fn rand_u64(rng: &mut SplitMix) -> u64 {
+    match rng.below(4) {
+        0 => u64::MAX,
+        1 => 0,
+        _ => rng.next_u64() >> rng.below(64),
+    }
+}
+
+fn rand_u32(rng: &mut SplitMix) -> u32 {
+    match rng.below(4) {
+        0 => u32::MAX,
+        1 => 0,
+        _ => (rng.next_u64() as u32) >> rng.below(32),
+    }
+}
+
+/// A seeded value of type `ty` with edge cases (integer extremes, +-0.0, infinities,
+/// subnormals, empty text, multi-byte and control characters) whose text and bytes run up to
+/// `size` bytes and whose lists hold up to `max(size / 8, 5)` elements. These values do not
+/// identify themselves: the writers that use them (the fault suite, the corpus recorder)
+/// compare the official library with the reader, not with an op stream.
+pub fn seeded(rng: &mut SplitMix, ty: ValueType, size: usize) -> Value {
+    let max = (size / 8).max(5) as u64;
+    let n = |rng: &mut SplitMix| rng.below(max + 1) as usize;
+    match ty {
+        ValueType::Bool => Value::Bool(rng.below(2) == 1),
+        ValueType::I32 => Value::I32(rand_i32(rng)),
+        ValueType::U32 => Value::U32(rand_u32(rng)),
+        ValueType::I64 => Value::I64(rand_i64(rng)),
+        ValueType::U64 => Value::U64(rand_u64(rng)),
+        ValueType::F32 => Value::F32(rand_f32(rng)),
+        ValueType::F64 => Value::F64(rand_f64(rng)),
+        ValueType::String => match rng.below(8) {
+            0 => Value::String(String::new()),
+            1 => Value::String("文".repeat(size / 3 + 1)),
+            _ => Value::String(rand_string(rng, size as u64)),
+        },
+        ValueType::Bytes => {
+            let len = match rng.below(8) {
+                0 => 0,
+                1 => size,
+                _ => rng.below(size as u64 + 1) as usize,
+            };
+            Value::Bytes((0..len).map(|_| rng.next_u64() as u8).collect())
+        }
+        ValueType::Strings => {
+            let k = n(rng);
+            Value::Strings((0..k).map(|_| rand_string(rng, 16)).collect())
+        }
+        ValueType::VecI32 => {
+            let k = n(rng);
+            Value::VecI32((0..k).map(|_| rand_i32(rng)).collect())
+        }
+        ValueType::VecU32 => {
+            let k = n(rng);
+            Value::VecU32((0..k).map(|_| rand_u32(rng)).collect())
+        }
+        ValueType::VecI64 => {
+            let k = n(rng);
+            Value::VecI64((0..k).map(|_| rand_i64(rng)).collect())
+        }
+        ValueType::VecU64 => {
+            let k = n(rng);
+            Value::VecU64((0..k).map(|_| rand_u64(rng)).collect())
+        }
+        ValueType::VecF32 => {
+            let k = n(rng);
+            Value::VecF32((0..k).map(|_| rand_f32(rng)).collect())
+        }
+        ValueType::VecF64 => {
+            let k = n(rng);
+            Value::VecF64((0..k).map(|_| rand_f64(rng)).collect())
+        }
+        ValueType::VecBool => {
+            let k = n(rng);
+            Value::VecBool((0..k).map(|_| rng.below(2) == 1).collect())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
