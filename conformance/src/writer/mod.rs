@@ -134,17 +134,17 @@ impl WriterSpec {
 
     /// The `conformance writer ...` command that runs this spec with `tag` into `dir`.
     pub fn command(&self, exe: &ChildExe, tag: &str, dir: &Path) -> std::process::Command {
-        let plan = match self.plan {
-            Plan::Live => "live",
-            Plan::Stress => "stress",
-            Plan::Shrink => "shrink",
-            Plan::Faults => "faults",
-        };
+        use clap::ValueEnum as _;
+        let plan = self
+            .plan
+            .to_possible_value()
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default();
         let mut cmd = exe.command(&["writer", "--tag", tag, "--dir"]);
         cmd.arg(dir)
             .args([
                 "--plan",
-                plan,
+                &plan,
                 "--kind",
                 self.kind.id(),
                 "--kill",

@@ -48,30 +48,46 @@ pub fn ops(spec: &WriterSpec, features: &Features) -> Vec<Op> {
     }
 }
 
-fn live(spec: &WriterSpec) -> Vec<Op> {
-    let mut rng = SplitMix::new(spec.seed);
-    let keys = spec.keys.max(1) as u64;
-    (0..spec.ops)
+/// A stream of `ops` ops over `keys` keys: per mille, `clear` clearAll, `trim` trims, removes
+/// up to 160, the rest sets made by `set(rng, op index, key)`.
+fn mixed(
+    rng: &mut SplitMix,
+    ops: usize,
+    keys: u64,
+    (clear, trim): (u64, u64),
+    mut set: impl FnMut(&mut SplitMix, usize, usize) -> Op,
+) -> Vec<Op> {
+    (0..ops)
         .map(|i| {
             let r = rng.below(1000);
             let k = rng.below(keys) as usize;
-            if r < 3 {
-                Op::ClearAll
-            } else if r < 13 {
-                Op::Trim
-            } else if r < 160 {
-                Op::Remove { key: key(k) }
-            } else {
-                let size = if rng.below(10) == 0 {
-                    1024 + rng.below(12 * 1024) as usize
-                } else {
-                    rng.below(64) as usize
-                };
-                let expire = (spec.kind.key_expire() && k.is_multiple_of(3)).then_some(LIVE_EXPIRE);
-                set(k, stamp(k, i, key_type(k), size), expire)
+            match r {
+                r if r < clear => Op::ClearAll,
+                r if r < clear + trim => Op::Trim,
+                r if r < 160 => Op::Remove { key: key(k) },
+                _ => set(rng, i, k),
             }
         })
         .collect()
+}
+
+fn live(spec: &WriterSpec) -> Vec<Op> {
+    let mut rng = SplitMix::new(spec.seed);
+    mixed(
+        &mut rng,
+        spec.ops,
+        spec.keys.max(1) as u64,
+        (3, 10),
+        |rng, i, k| {
+            let size = if rng.below(10) == 0 {
+                1024 + rng.below(12 * 1024) as usize
+            } else {
+                rng.below(64) as usize
+            };
+            let expire = (spec.kind.key_expire() && k.is_multiple_of(3)).then_some(LIVE_EXPIRE);
+            set(k, stamp(k, i, key_type(k), size), expire)
+        },
+    )
 }
 
 fn stress(seed: u64, ops: usize, keys: usize) -> Vec<Op> {
@@ -129,26 +145,14 @@ fn faults(spec: &WriterSpec, features: &Features) -> Vec<Op> {
     let mut rng = SplitMix::new(spec.seed ^ 0xfa17_5eed);
     let keys = 8 + rng.below(40);
     let types = features.getters();
-    (0..spec.ops)
-        .map(|_| {
-            let r = rng.below(1000);
-            let k = rng.below(keys) as usize;
-            if r < 4 {
-                Op::ClearAll
-            } else if r < 15 {
-                Op::Trim
-            } else if r < 160 {
-                Op::Remove { key: key(k) }
-            } else {
-                let expire = (spec.kind.key_expire() && rng.below(3) == 0).then_some(FAR);
-                let n = if rng.below(8) == 0 {
-                    512 + rng.below(6000) as usize
-                } else {
-                    rng.below(40) as usize
-                };
-                let ty = types[rng.below(types.len() as u64) as usize];
-                set(k, seeded(&mut rng, ty, n), expire)
-            }
-        })
-        .collect()
+    mixed(&mut rng, spec.ops, keys, (4, 11), |rng, _, k| {
+        let expire = (spec.kind.key_expire() && rng.below(3) == 0).then_some(FAR);
+        let n = if rng.below(8) == 0 {
+            512 + rng.below(6000) as usize
+        } else {
+            rng.below(40) as usize
+        };
+        let ty = types[rng.below(types.len() as u64) as usize];
+        set(k, seeded(rng, ty, n), expire)
+    })
 }
