@@ -20,25 +20,21 @@ use crate::kind::{Features, StoreKind};
 use crate::real::{read_snapshot, read_store, RealReader};
 use crate::value::Value;
 use crate::vocab::{key_name, STORE_ID};
+use crate::workload::Op;
 use crate::writer::child::ChildExe;
 use crate::writer::model::Model;
 use crate::writer::value::key_type;
 use crate::writer::{Plan, WriterSpec};
 
-/// Parameters of a live run (shared by the writer process and the reading side).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LiveSpec {
-    /// Seed of the op sequence.
-    pub seed: u64,
-    /// Number of ops.
-    pub ops: usize,
-    /// Number of keys.
-    pub keys: usize,
-    /// The store's encryption and expiration (its crypt key, AES-256, key expiration); the
-    /// store is always opened in MULTI_PROCESS mode, whatever the kind's own mode.
-    pub kind: StoreKind,
-    /// Microseconds the writer sleeps after every op (0: unpaced, as fast as it can).
-    pub pace_us: u64,
+/// The writer of one live run: the live plan (seed `0x5eed_1234`, 24 keys) with `ops` ops in
+/// `kind`'s encryption and expiration (always opened MULTI_PROCESS), `pace_us` µs after each op.
+pub fn live_spec(kind: StoreKind, pace_us: u64, ops: usize) -> WriterSpec {
+    WriterSpec {
+        seed: 0x5eed_1234,
+        kind,
+        pace_us,
+        ..WriterSpec::new(Plan::Live, ops, 24)
+    }
 }
 
 /// The pace of a paced run (microseconds after every op).
@@ -102,18 +98,6 @@ pub struct LiveOutcome {
     pub accepted: Vec<String>,
 }
 
-impl LiveSpec {
-    /// The writer's spec: the live plan with these parameters.
-    pub fn writer(&self) -> WriterSpec {
-        WriterSpec {
-            seed: self.seed,
-            kind: self.kind,
-            pace_us: self.pace_us,
-            ..WriterSpec::new(Plan::Live, self.ops, self.keys)
-        }
-    }
-}
-
 impl LiveOutcome {
     /// True when nothing went wrong, the readers read, reloaded and saw more than one state.
     pub fn passed(&self) -> bool {
@@ -158,7 +142,7 @@ impl LiveOutcome {
 /// machine: 217–726 of 1,500), none beyond the final state for an unpaced one: on a quiet
 /// machine the writer can finish its 1,500 ops in about 20 ms, between two reads (seen in CI: 3
 /// reads, 1 state), so intermediate states are the paced runs' to show; unpaced runs count them.
-pub fn min_distinct_states(spec: &LiveSpec) -> usize {
+pub fn min_distinct_states(spec: &WriterSpec) -> usize {
     if spec.pace_us > 0 {
         (spec.ops / 20).max(2)
     } else {
@@ -190,7 +174,7 @@ fn state_hash(observed: &[(usize, Option<Value>)]) -> u64 {
 /// writer's sequence, never older than the thread's previous one; the writer succeeds; no
 /// reload fails; the readers saw at least [`min_distinct_states`] distinct states; after the
 /// writer, the open store and a fresh one hold exactly the final state.
-pub fn run_live(writer_exe: &Path, tag: &str, spec: &LiveSpec) -> LiveOutcome {
+pub fn run_live(writer_exe: &Path, tag: &str, spec: &WriterSpec) -> LiveOutcome {
     let mut out = LiveOutcome {
         tag: tag.to_string(),
         kind: Some(spec.kind),
@@ -207,15 +191,13 @@ pub fn run_live(writer_exe: &Path, tag: &str, spec: &LiveSpec) -> LiveOutcome {
 fn live_inner(
     writer_exe: &Path,
     tag: &str,
-    spec: &LiveSpec,
+    spec: &WriterSpec,
     out: &mut LiveOutcome,
 ) -> std::result::Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
-    let wspec = spec.writer();
-    let model = Arc::new(Model::new(wspec.ops(&Features::default()), spec.keys));
-    let mut child =
-        crate::writer::start(&ChildExe::conformance(writer_exe), tag, dir.path(), &wspec)
-            .map_err(|e| e.to_string())?;
+    let model = Arc::new(Model::new(spec.ops(&Features::default()), spec.keys));
+    let mut child = crate::writer::start(&ChildExe::conformance(writer_exe), tag, dir.path(), spec)
+        .map_err(|e| e.to_string())?;
 
     let path = dir.path().join(STORE_ID);
     // A writer of the versions whose process lock is lost (exceptions table): what readers see
@@ -386,7 +368,14 @@ fn live_inner(
             }
         }
         let expire = snap.expire_at(key.as_bytes()).unwrap_or(0);
-        let expiring = want.is_some() && spec.kind.key_expire() && k % 3 == 0;
+        let last_set = model.history[k].last().and_then(|h| h.1);
+        let expiring = matches!(
+            last_set.map(|i| &model.ops[i]),
+            Some(Op::Set {
+                expire: Some(_),
+                ..
+            })
+        );
         if expiring != (expire > 0) {
             out.errors.push(format!(
                 "{key}: expire time {expire} (expiring: {expiring})"
@@ -424,16 +413,7 @@ pub fn run_version(
 ) -> Vec<LiveOutcome> {
     live_matrix(features)
         .into_iter()
-        .map(|(kind, pace_us)| {
-            let spec = LiveSpec {
-                seed: 0x5eed_1234,
-                ops,
-                keys: 24,
-                kind,
-                pace_us,
-            };
-            run_live(writer_exe, tag, &spec)
-        })
+        .map(|(kind, pace_us)| run_live(writer_exe, tag, &live_spec(kind, pace_us, ops)))
         .collect()
 }
 

@@ -165,8 +165,8 @@ impl WriterSpec {
     }
 }
 
-/// The writer's closing line: `done OPS COUNT DIGEST MAX_SIZE SHRINKS SEQ_START SEQ_END MS`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// The writer's closing line, `done` and this as JSON.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Done {
     /// Ops performed.
     pub ops: u64,
@@ -189,34 +189,12 @@ pub struct Done {
 impl Done {
     /// The line.
     pub fn line(&self) -> String {
-        format!(
-            "done {} {} {:016x} {} {} {} {} {}",
-            self.ops,
-            self.count,
-            self.digest,
-            self.max_file_size,
-            self.file_shrinks,
-            self.seq_start,
-            self.seq_end,
-            self.writer_ms
-        )
+        format!("done {}", serde_json::to_string(self).unwrap_or_default())
     }
 
     /// Parses [`Done::line`].
     pub fn parse(line: &str) -> Option<Done> {
-        let f: Vec<&str> = line.strip_prefix("done ")?.split(' ').collect();
-        let n = |i: usize| f.get(i)?.parse::<u64>().ok();
-        (f.len() == 8).then_some(())?;
-        Some(Done {
-            ops: n(0)?,
-            count: n(1)?,
-            digest: u64::from_str_radix(f[2], 16).ok()?,
-            max_file_size: n(3)?,
-            file_shrinks: n(4)?,
-            seq_start: n(5)? as u32,
-            seq_end: n(6)? as u32,
-            writer_ms: n(7)?,
-        })
+        serde_json::from_str(line.strip_prefix("done ")?).ok()
     }
 }
 
