@@ -149,7 +149,10 @@ fn rand_u32(rng: &mut SplitMix) -> u32 {
 /// compare the official library with the reader, not with an op stream.
 pub fn seeded(rng: &mut SplitMix, ty: ValueType, size: usize) -> Value {
     let max = (size / 8).max(5) as u64;
-    let n = |rng: &mut SplitMix| rng.below(max + 1) as usize;
+    fn list<T>(rng: &mut SplitMix, max: u64, f: impl Fn(&mut SplitMix) -> T) -> Vec<T> {
+        let k = rng.below(max + 1);
+        (0..k).map(|_| f(rng)).collect()
+    }
     match ty {
         ValueType::Bool => Value::Bool(rng.below(2) == 1),
         ValueType::I32 => Value::I32(rand_i32(rng)),
@@ -171,38 +174,14 @@ pub fn seeded(rng: &mut SplitMix, ty: ValueType, size: usize) -> Value {
             };
             Value::Bytes((0..len).map(|_| rng.next_u64() as u8).collect())
         }
-        ValueType::Strings => {
-            let k = n(rng);
-            Value::Strings((0..k).map(|_| rand_string(rng, 16)).collect())
-        }
-        ValueType::VecI32 => {
-            let k = n(rng);
-            Value::VecI32((0..k).map(|_| rand_i32(rng)).collect())
-        }
-        ValueType::VecU32 => {
-            let k = n(rng);
-            Value::VecU32((0..k).map(|_| rand_u32(rng)).collect())
-        }
-        ValueType::VecI64 => {
-            let k = n(rng);
-            Value::VecI64((0..k).map(|_| rand_i64(rng)).collect())
-        }
-        ValueType::VecU64 => {
-            let k = n(rng);
-            Value::VecU64((0..k).map(|_| rand_u64(rng)).collect())
-        }
-        ValueType::VecF32 => {
-            let k = n(rng);
-            Value::VecF32((0..k).map(|_| rand_f32(rng)).collect())
-        }
-        ValueType::VecF64 => {
-            let k = n(rng);
-            Value::VecF64((0..k).map(|_| rand_f64(rng)).collect())
-        }
-        ValueType::VecBool => {
-            let k = n(rng);
-            Value::VecBool((0..k).map(|_| rng.below(2) == 1).collect())
-        }
+        ValueType::Strings => Value::Strings(list(rng, max, |r| rand_string(r, 16))),
+        ValueType::VecI32 => Value::VecI32(list(rng, max, rand_i32)),
+        ValueType::VecU32 => Value::VecU32(list(rng, max, rand_u32)),
+        ValueType::VecI64 => Value::VecI64(list(rng, max, rand_i64)),
+        ValueType::VecU64 => Value::VecU64(list(rng, max, rand_u64)),
+        ValueType::VecF32 => Value::VecF32(list(rng, max, rand_f32)),
+        ValueType::VecF64 => Value::VecF64(list(rng, max, rand_f64)),
+        ValueType::VecBool => Value::VecBool(list(rng, max, |r| r.below(2) == 1)),
     }
 }
 
