@@ -79,7 +79,8 @@ pub enum Command {
         #[arg(long)]
         running: PathBuf,
     },
-    /// (internal) The live multi-process writer used by tests/live_writer.rs.
+    /// (internal) A writer child: the official library performs one plan's op stream
+    /// (`conformance::writer`: live, stress, shrink and fault-suite writers).
     #[command(hide = true)]
     Writer {
         /// A built tag.
@@ -88,21 +89,9 @@ pub enum Command {
         /// Store folder.
         #[arg(long)]
         dir: PathBuf,
-        /// Sequence seed.
-        #[arg(long)]
-        seed: u64,
-        /// Number of ops.
-        #[arg(long)]
-        ops: usize,
-        /// Number of keys.
-        #[arg(long)]
-        keys: usize,
-        /// Encryption / expiration of the store (opened MULTI_PROCESS).
-        #[arg(long, default_value = "multi")]
-        kind: conformance::StoreKind,
-        /// Microseconds to sleep after every op (0: unpaced).
-        #[arg(long, default_value_t = 0)]
-        pace_us: u64,
+        /// The plan and its options.
+        #[command(flatten)]
+        spec: conformance::writer::WriterSpec,
     },
 }
 

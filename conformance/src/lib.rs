@@ -10,7 +10,9 @@
 //! - [`fault`]: the fault suite (killed writers, damaged files);
 //! - [`live`]: a seeded multi-process writer and the model that checks concurrent reads;
 //! - [`corpus`]: golden corpora; [`record`]: writes a corpus store set;
-//! - [`report`]: the version × store-kind matrix.
+//! - [`report`]: the version × store-kind matrix;
+//! - [`writer`]: the child processes that run the official library (one way to spawn and
+//!   watch them).
 #![warn(missing_docs)]
 
 pub mod corpus;
@@ -23,6 +25,7 @@ pub mod record;
 pub mod report;
 pub mod sides;
 pub mod vocab;
+pub mod writer;
 
 pub use error::{Error, Result};
 pub use sides::reader::RealReader;

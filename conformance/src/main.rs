@@ -13,9 +13,7 @@ use conformance::corpus::golden::check_corpus_dir;
 use conformance::differential::failures::load_repro;
 use conformance::differential::runner::run_repro;
 use conformance::differential::workload::GenConfig;
-use conformance::fault::cli::ChildExe;
 use conformance::fault::suite::SuiteConfig;
-use conformance::live::{run_writer, LiveSpec};
 use conformance::record::{record_corpus, RecordSpec};
 use conformance::report::cell::{
     run_cell, run_cell_child, workload_timeout, CellResult, CellSpec, HEARTBEAT, RESULT_PREFIX,
@@ -25,6 +23,8 @@ use conformance::report::plan::{mark_unbuilt, plan, run_row};
 use conformance::report::{require_all, Report, REQUIRE_ALL_VAR};
 use conformance::sides::official::OfficialLib;
 use conformance::sides::sys::SysLib;
+use conformance::writer::child::ChildExe;
+use conformance::writer::run_writer;
 use conformance::RealReader;
 
 /// Runs the report's rows, live writers and fault suite, then [`emit`]s it.
@@ -304,23 +304,8 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Writer {
-            tag,
-            dir,
-            seed,
-            ops,
-            keys,
-            kind,
-            pace_us,
-        } => {
+        Command::Writer { tag, dir, spec } => {
             let lib = SysLib::load(&tag)?;
-            let spec = LiveSpec {
-                seed,
-                ops,
-                keys,
-                kind,
-                pace_us,
-            };
             run_writer(&lib, &dir, &spec)?;
             Ok(ExitCode::SUCCESS)
         }

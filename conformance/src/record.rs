@@ -9,11 +9,12 @@ use std::path::Path;
 use crate::corpus::golden::{Entry, Manifest, StoreManifest, TypedEntry};
 use crate::differential::workload::{FAR_EXPIRE, SHORT_EXPIRE, VERY_FAR_EXPIRE};
 use crate::error::{Error, Result};
-use crate::live::SplitMix;
 use crate::sides::official::{OfficialLib, OfficialStore};
 use crate::vocab::clock::{now_secs, sleep_until_secs};
 use crate::vocab::kind::{keys, Features, StoreKind};
 use crate::vocab::value::{hex_bytes, Value, ValueType};
+use crate::vocab::SplitMix;
+use crate::writer::value::seeded;
 
 /// Recorder parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,151 +90,13 @@ pub fn record_key(i: usize) -> String {
     }
 }
 
-const CHARS: &[&str] = &[
-    "a", "b", "z", "0", "9", " ", "-", "_", "é", "ß", "€", "中", "文", "🔑", "\"", "\\", "\n",
-    "\t", "\u{1}",
-];
-
-fn rand_string(rng: &mut SplitMix, max: u64) -> String {
-    let n = rng.below(max + 1);
-    (0..n)
-        .map(|_| CHARS[rng.below(CHARS.len() as u64) as usize])
-        .collect()
-}
-
-fn rand_f64(rng: &mut SplitMix) -> f64 {
-    match rng.below(8) {
-        0 => 0.0,
-        1 => -0.0,
-        2 => f64::INFINITY,
-        3 => f64::NEG_INFINITY,
-        4 => f64::from_bits(1 + rng.below(1 << 40)), // subnormal
-        _ => loop {
-            let x = f64::from_bits(rng.next_u64());
-            if !x.is_nan() {
-                break x;
-            }
-        },
-    }
-}
-
-fn rand_f32(rng: &mut SplitMix) -> f32 {
-    match rng.below(8) {
-        0 => 0.0,
-        1 => -0.0,
-        2 => f32::INFINITY,
-        3 => f32::NEG_INFINITY,
-        4 => f32::from_bits(1 + rng.below(1 << 20) as u32),
-        _ => loop {
-            let x = f32::from_bits(rng.next_u64() as u32);
-            if !x.is_nan() {
-                break x;
-            }
-        },
-    }
-}
-
-fn rand_i64(rng: &mut SplitMix) -> i64 {
-    match rng.below(6) {
-        0 => i64::MIN,
-        1 => i64::MAX,
-        2 => 0,
-        3 => -(rng.below(1000) as i64),
-        _ => rng.next_u64() as i64,
-    }
-}
-
-fn rand_i32(rng: &mut SplitMix) -> i32 {
-    match rng.below(6) {
-        0 => i32::MIN,
-        1 => i32::MAX,
-        2 => 0,
-        3 => -(rng.below(1000) as i32),
-        _ => rng.next_u64() as i32,
-    }
-}
-
-fn rand_u64(rng: &mut SplitMix) -> u64 {
-    match rng.below(4) {
-        0 => u64::MAX,
-        1 => 0,
-        _ => rng.next_u64() >> rng.below(64),
-    }
-}
-
-fn rand_u32(rng: &mut SplitMix) -> u32 {
-    match rng.below(4) {
-        0 => u32::MAX,
-        1 => 0,
-        _ => (rng.next_u64() as u32) >> rng.below(32),
-    }
-}
-
 /// A random value of a type the version supports (empty strings/bytes, 4 KB values, integer
-/// extremes, +-0.0, infinities and subnormals included).
+/// extremes, +-0.0, infinities and subnormals included: [`seeded`]).
 pub fn random_value(rng: &mut SplitMix, features: &Features) -> Value {
     let types: Vec<ValueType> = features.getters();
     let ty = types[rng.below(types.len() as u64) as usize];
-    random_value_of(rng, ty)
-}
-
-/// A random value of type `ty` (see [`random_value`]).
-pub fn random_value_of(rng: &mut SplitMix, ty: ValueType) -> Value {
-    let n = |rng: &mut SplitMix| rng.below(6) as usize;
-    match ty {
-        ValueType::Bool => Value::Bool(rng.below(2) == 1),
-        ValueType::I32 => Value::I32(rand_i32(rng)),
-        ValueType::U32 => Value::U32(rand_u32(rng)),
-        ValueType::I64 => Value::I64(rand_i64(rng)),
-        ValueType::U64 => Value::U64(rand_u64(rng)),
-        ValueType::F32 => Value::F32(rand_f32(rng)),
-        ValueType::F64 => Value::F64(rand_f64(rng)),
-        ValueType::String => match rng.below(8) {
-            0 => Value::String(String::new()),
-            1 => Value::String("文".repeat(1366)),
-            _ => Value::String(rand_string(rng, 120)),
-        },
-        ValueType::Bytes => match rng.below(8) {
-            0 => Value::Bytes(Vec::new()),
-            1 => Value::Bytes((0..4096).map(|_| rng.next_u64() as u8).collect()),
-            _ => {
-                let len = rng.below(64) as usize;
-                Value::Bytes((0..len).map(|_| rng.next_u64() as u8).collect())
-            }
-        },
-        ValueType::Strings => {
-            let k = n(rng);
-            Value::Strings((0..k).map(|_| rand_string(rng, 16)).collect())
-        }
-        ValueType::VecI32 => {
-            let k = n(rng);
-            Value::VecI32((0..k).map(|_| rand_i32(rng)).collect())
-        }
-        ValueType::VecU32 => {
-            let k = n(rng);
-            Value::VecU32((0..k).map(|_| rand_u32(rng)).collect())
-        }
-        ValueType::VecI64 => {
-            let k = n(rng);
-            Value::VecI64((0..k).map(|_| rand_i64(rng)).collect())
-        }
-        ValueType::VecU64 => {
-            let k = n(rng);
-            Value::VecU64((0..k).map(|_| rand_u64(rng)).collect())
-        }
-        ValueType::VecF32 => {
-            let k = n(rng);
-            Value::VecF32((0..k).map(|_| rand_f32(rng)).collect())
-        }
-        ValueType::VecF64 => {
-            let k = n(rng);
-            Value::VecF64((0..k).map(|_| rand_f64(rng)).collect())
-        }
-        ValueType::VecBool => {
-            let k = n(rng);
-            Value::VecBool((0..k).map(|_| rng.below(2) == 1).collect())
-        }
-    }
+    let size = if rng.below(8) == 0 { 4096 } else { 120 };
+    seeded(rng, ty, size)
 }
 
 /// The model of one store while recording: key -> (value, expire_at).

@@ -6,12 +6,13 @@
 
 use std::path::Path;
 
-use conformance::fault::cli::ChildExe;
 use conformance::fault::reads::{read_reader, ReaderOutcome};
 use conformance::fault::section::FaultSection;
 use conformance::fault::suite::{judge_state, run_suite, SuiteConfig};
 use conformance::judge::exceptions::TABLE;
 use conformance::judge::state::Verdict;
+use conformance::vocab::STORE_ID;
+use conformance::writer::child::ChildExe;
 use conformance::{Features, StoreKind};
 use mmkv_sys::ErrorStrategy;
 
@@ -65,7 +66,7 @@ fn reader_agrees_with_official_on_damaged_states() {
 /// whose current CRC fails) must be caught on killed-writer states.
 fn no_fallback(dir: &Path, kind: StoreKind, f: &Features, s: ErrorStrategy) -> ReaderOutcome {
     let store = conformance::RealReader::new()
-        .open_store(&dir.join("faults"), kind.crypt_key(), kind.aes256())
+        .open_store(&dir.join(STORE_ID), kind.crypt_key(), kind.aes256())
         .map_err(|e| e.to_string())?;
     if store.snapshot().region_source() != mmkv_reader::RegionSource::Actual {
         return Err("refused: no fallback".into());
@@ -143,8 +144,8 @@ fn differential_fuzz_findings_stay_explained() {
         let work = tempfile::tempdir().unwrap();
         let state = work.path().join("state");
         std::fs::create_dir_all(&state).unwrap();
-        std::fs::write(state.join("faults"), data).unwrap();
-        std::fs::write(state.join("faults.crc"), meta).unwrap();
+        std::fs::write(state.join(STORE_ID), data).unwrap();
+        std::fs::write(state.join(format!("{STORE_ID}.crc")), meta).unwrap();
         let verdicts = judge_state(
             &exe,
             tag,

@@ -17,7 +17,7 @@
 //! `CONFORMANCE_LIVE_OPS` (default 1500) sets the ops per run.
 
 use conformance::judge::exceptions::{accepted, Difference, Scope};
-use conformance::live::{live_matrix, run_live, LiveSpec, DEFAULT_OPS};
+use conformance::live::{live_matrix, live_spec, run_live, DEFAULT_OPS};
 use conformance::sides::official::OfficialLib;
 use conformance::sides::sys::{built_versions, SysLib};
 use conformance::StoreKind;
@@ -76,13 +76,7 @@ fn reader_follows_writers_of_every_era() {
         let tag = tag.expect("checked above");
         let lib = SysLib::load(tag).expect("load the official library");
         for (kind, pace_us) in live_matrix(&lib.features()) {
-            let spec = LiveSpec {
-                seed: 0x5eed_1234,
-                ops: ops(),
-                keys: 24,
-                kind,
-                pace_us,
-            };
+            let spec = live_spec(kind, pace_us, ops());
             let o = run_live(
                 std::path::Path::new(env!("CARGO_BIN_EXE_conformance")),
                 tag,

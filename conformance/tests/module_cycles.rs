@@ -1,27 +1,10 @@
 //! No two modules import each other, in `conformance` or in `mmkv-reader` (data flows one
 //! way; README "Layout"). A file's module path is its path under `src/` (`fault/suite.rs` is
 //! `fault::suite`, `judge/mod.rs` is `judge`); a file imports another when it names a `crate::`
-//! path into it (`use` or inline; comments and doc links do not count). Each mutual pair fails, unless listed in [`KNOWN`], and a
-//! listed pair that no longer imports each other fails too (so the list only shrinks).
+//! path into it (`use` or inline; comments and doc links do not count). Any mutual pair fails.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-
-/// Mutual imports that another branch removes: (crate, module, module, why).
-const KNOWN: &[(&str, &str, &str, &str)] = &[
-    (
-        "conformance",
-        "fault::cli",
-        "fault::official",
-        "ChildExe lives in fault/cli.rs until the one child-process module (writer/child.rs) takes it",
-    ),
-    (
-        "conformance",
-        "fault::cli",
-        "fault::suite",
-        "ChildExe lives in fault/cli.rs until the one child-process module (writer/child.rs) takes it",
-    ),
-];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("read src dir") {
@@ -152,20 +135,9 @@ fn check(name: &str, src: &Path) {
         "{name}: no sources found in {}",
         src.display()
     );
-    let known: BTreeSet<(String, String)> = KNOWN
-        .iter()
-        .filter(|k| k.0 == name)
-        .map(|k| (k.1.to_string(), k.2.to_string()))
-        .collect();
-    let new: Vec<_> = found.difference(&known).collect();
     assert!(
-        new.is_empty(),
-        "{name}: modules that import each other: {new:?}"
-    );
-    let gone: Vec<_> = known.difference(&found).collect();
-    assert!(
-        gone.is_empty(),
-        "{name}: listed in KNOWN but no longer mutual (remove them): {gone:?}"
+        found.is_empty(),
+        "{name}: modules that import each other: {found:?}"
     );
 }
 

@@ -1,5 +1,5 @@
 //! File shrinking under the reader: the official library (newest built version, MULTI_PROCESS)
-//! in a child process (`robust-writer shrink`) repeatedly grows the data file to megabytes with
+//! in a child process (`conformance writer --plan shrink`) repeatedly grows the data file to megabytes with
 //! big values, removes most of them, `trim()`s (the file is truncated), writes again and
 //! `clearAll()`s (truncated to one page), while reader threads reload continuously
 //! (`Store::refresh`, check-on-read snapshots, copy getters) and poll the file size.
@@ -14,7 +14,7 @@
 
 mod robust;
 
-use robust::workload::shrink_ops;
+use conformance::writer::{Plan, WriterSpec};
 use robust::{env_or, run, Spec};
 
 const KEYS: usize = 64;
@@ -23,10 +23,7 @@ const KEYS: usize = 64;
 fn file_shrinks_while_readers_reload() {
     let cycles = env_or("MMKV_SHRINK_CYCLES", 20);
     let spec = Spec {
-        workload: "shrink",
-        args: vec!["--cycles".into(), cycles.to_string()],
-        ops: shrink_ops(cycles, KEYS),
-        keys: KEYS,
+        writer: WriterSpec::new(Plan::Shrink, cycles, KEYS),
         readers: 4,
     };
     let o = run(&spec);

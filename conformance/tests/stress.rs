@@ -1,5 +1,6 @@
 //! Stress: the official library (newest built version, MULTI_PROCESS) performs a deterministic
-//! sequence of at least 100,000 operations in a child process (`robust-writer stress`): sets of
+//! sequence of at least 100,000 operations in a child process (`conformance writer --plan
+//! stress`): sets of
 //! small and large self-checking values (large ones force full write-backs and file growth),
 //! removes, trims and clearAll, while 4 reader threads in this process read continuously with
 //! `mmkv_reader::Store` (check-on-read snapshots, copy getters, explicit refresh).
@@ -14,7 +15,7 @@
 
 mod robust;
 
-use robust::workload::stress_ops;
+use conformance::writer::{Plan, WriterSpec};
 use robust::{env_or, run, Spec};
 
 const KEYS: usize = 64;
@@ -24,15 +25,10 @@ fn official_writer_under_four_readers() {
     let ops = env_or("MMKV_STRESS_OPS", 100_000);
     let seed = env_or("MMKV_STRESS_SEED", 1) as u64;
     let spec = Spec {
-        workload: "stress",
-        args: vec![
-            "--ops".into(),
-            ops.to_string(),
-            "--seed".into(),
-            seed.to_string(),
-        ],
-        ops: stress_ops(seed, ops, KEYS),
-        keys: KEYS,
+        writer: WriterSpec {
+            seed,
+            ..WriterSpec::new(Plan::Stress, ops, KEYS)
+        },
         readers: 4,
     };
     let o = run(&spec);
@@ -52,33 +48,58 @@ fn official_writer_under_four_readers() {
     );
 }
 
-/// The checks above can fail: a value with one byte changed, a value of another key, a value
-/// no operation wrote, and a snapshot mixing two moments are all rejected.
+/// The checks above can fail: a value with one byte changed, a value of another key, a
+/// truncated value, a value no operation wrote, and a snapshot mixing two moments are all
+/// rejected.
 #[test]
 fn checker_rejects_bad_observations() {
-    use robust::workload::{check_value, make_value, History, Op};
-    let v = make_value(3, 17, 300);
-    assert_eq!(check_value(3, &v), Ok((17, 300)));
-    let mut torn = v.clone();
-    torn[150] ^= 1;
-    assert!(check_value(3, &torn).is_err());
-    assert!(check_value(4, &v).is_err());
-    assert!(check_value(3, &v[..299]).is_err());
-    let ops = [
-        Op::Set { key: 0, len: 40 },
-        Op::Set { key: 1, len: 40 },
-        Op::Set { key: 0, len: 50 },
-        Op::Remove { key: 1 },
+    use conformance::differential::workload::{Key, Op};
+    use conformance::vocab::key_name;
+    use conformance::vocab::value::{Value, ValueType};
+    use conformance::writer::model::Model;
+    use conformance::writer::value::stamp;
+    let set = |k: usize, seq: usize, size: usize| Op::Set {
+        key: Key(key_name(k).into_bytes()),
+        value: stamp(k, seq, ValueType::Bytes, size),
+        expire: None,
+    };
+    let ops = vec![
+        set(0, 0, 40),
+        set(1, 1, 40),
+        set(0, 2, 50),
+        Op::Remove {
+            key: Key(key_name(1).into_bytes()),
+        },
         Op::ClearAll,
     ];
-    let h = History::new(&ops, 2);
-    assert_eq!(h.written(0, 0), Some(40));
-    assert_eq!(h.written(0, 1), None);
+    let m = Model::new(ops, 2);
+    let v = |seq: usize, size: usize| Some(stamp(0, seq, ValueType::Bytes, size));
+    assert_eq!(m.windows(0, &v(0, 40)), Ok(vec![(1, 3)]));
+    let Some(Value::Bytes(good)) = v(2, 50) else {
+        unreachable!()
+    };
+    let mut torn = good.clone();
+    torn[20] ^= 1;
+    assert!(m.windows(0, &Some(Value::Bytes(torn))).is_err(), "torn");
+    assert!(
+        m.windows(0, &Some(Value::Bytes(good[..49].to_vec())))
+            .is_err(),
+        "truncated"
+    );
+    assert!(m.windows(1, &v(2, 50)).is_err(), "another key's value");
+    assert!(m.windows(0, &v(1, 40)).is_err(), "op 1 did not set key 0");
+    assert!(m.windows(0, &v(0, 41)).is_err(), "not what op 0 wrote");
     // Key 0 holds op 0's value for prefixes [1, 3); key 1 holds op 1's for [2, 4).
-    assert_eq!(h.holds(0, 0), (1, 3));
-    assert_eq!(h.holds(1, 1), (2, 4));
-    // Op 2's value of key 0 ([3, 5)) and key 1 absent: only from prefix 4 on.
-    assert!(!h.absent_within(1, 3, 4));
-    assert!(h.absent_within(1, 3, 5));
-    assert!(h.final_state().is_empty());
+    let one = Some(stamp(1, 1, ValueType::Bytes, 40));
+    assert_eq!(
+        m.check_snapshot(&[(0, v(0, 40)), (1, one.clone())], 0),
+        Ok(2)
+    );
+    // Op 2's value of key 0 ([3, 5)) with key 1 absent: only from prefix 4 on.
+    assert_eq!(m.check_snapshot(&[(0, v(2, 50)), (1, None)], 0), Ok(4));
+    // Op 0's value of key 0 ([1, 3)) with key 1 absent after its set ([4, ..)): mixed.
+    assert!(m.check_snapshot(&[(0, v(0, 40)), (1, None)], 2).is_err());
+    // Going back: key 1's value after a floor past its removal.
+    assert!(m.check_snapshot(&[(1, one)], 4).is_err());
+    assert_eq!(m.final_value(0), None);
 }

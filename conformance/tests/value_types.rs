@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use conformance::corpus::golden::{Entry, TypedEntry};
 use conformance::fault::reads::{read_payload, Reads};
-use conformance::live::SplitMix;
 use conformance::vocab::value::{Value, ValueType};
+use conformance::vocab::SplitMix;
 use mmkv_reader::test_support::{encode_value, sample_values};
 
 #[test]
@@ -30,12 +30,12 @@ fn every_type_through_every_conversion() {
             assert_eq!(entry.typed_value(), Ok(value.clone()), "{ty}");
             reads.push((ty, value));
         }
-        // The generators of the property workloads and of the fault writer.
+        // The seeded values of the fault writer and the corpus recorder.
         let mut rng = SplitMix::new(ty as u64);
-        let generated = conformance::record::random_value_of(&mut rng, ty);
-        assert_eq!(generated.value_type(), ty);
-        let written = conformance::fault::writer::value_of(&mut rng, ty, 17, 0x1234_5678_9abc);
-        assert_eq!(written.value_type(), ty);
+        for size in [0, 17, 4096] {
+            let written = conformance::writer::value::seeded(&mut rng, ty, size);
+            assert_eq!(written.value_type(), ty);
+        }
     }
     // The fault suite's one-line child protocol: one key per sample, read as its own type.
     let getters: Vec<ValueType> = reads.iter().map(|(t, _)| *t).collect();

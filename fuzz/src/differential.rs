@@ -15,8 +15,8 @@ use conformance::judge::exceptions::Scope;
 use conformance::fault::official::{read_official, OfficialOutcome};
 use conformance::fault::reads::{read_reader, ReaderPath};
 use conformance::judge::state::{judge_outcomes, Verdict};
-use conformance::fault::writer::STORE_ID;
 use conformance::sides::sys::SysLib;
+use conformance::vocab::STORE_ID;
 use conformance::StoreKind;
 use mmkv_sys::ErrorStrategy;
 

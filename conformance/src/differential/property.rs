@@ -77,7 +77,7 @@ pub enum PropOutcome {
         /// What the passing cases ran, summed (shrinking runs not counted).
         stats: RunStats,
         /// Cases in which the official instance's in-memory state disagreed with its own
-        /// files (see [`crate::run`]); the reader agreed with the files.
+        /// files (see [`crate::differential::failures`]); the reader agreed with the files.
         divergent_cases: u32,
         /// The first such divergence (its workload is saved under `failures_dir/divergences/`
         /// when saving is on).

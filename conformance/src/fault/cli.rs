@@ -1,66 +1,28 @@
 //! The fault suite's command line, `conformance faults ...`: the suite itself (`run`) and the
-//! child processes it spawns (`write`: a killed writer; `read`: the official reads of a
-//! state). The report (`conformance report`) runs the same suite with the same children.
+//! child process it spawns (`read`: the official reads of a state; its writers are
+//! `conformance writer --plan faults`). The report (`conformance report`) runs the same suite with the same children.
 //!
 //! ```text
 //! conformance faults run [--states 1000] [--seed 1] [--tags v2.4.2,v1.3.14] [--ops 120]
-//! conformance faults write --tag T --dir D --kind K --seed S --ops N --kill never|before:K|during:K:US
 //! conformance faults read --tag T --kind K [--discard DIR] [--recover DIR]
 //! ```
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::path::PathBuf;
+use std::process::ExitCode;
 
 use clap::Subcommand;
 use mmkv_sys::ErrorStrategy;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::fault::official::child_read_main;
 use crate::fault::section::FaultSection;
 use crate::fault::suite::{run_suite, SuiteConfig};
-use crate::fault::writer::{run_writer, Kill};
 use crate::sides::sys::SysLib;
 use crate::vocab::kind::StoreKind;
-
-/// The subcommand of the `conformance` binary that holds the fault suite's commands.
-pub const SUBCOMMAND: &str = "faults";
+use crate::writer::child::ChildExe;
 
 /// Environment variable that overrides `faults run --states`.
 pub const STATES_VAR: &str = "FAULT_STATES";
-
-/// The program the suite runs as its children: an executable and the arguments that select
-/// the fault commands (`conformance faults`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChildExe {
-    /// The executable.
-    pub exe: PathBuf,
-    /// Arguments before `write` / `read`.
-    pub prefix: Vec<String>,
-}
-
-impl ChildExe {
-    /// `exe faults` (the `conformance` binary at `exe`).
-    pub fn conformance(exe: impl Into<PathBuf>) -> ChildExe {
-        ChildExe {
-            exe: exe.into(),
-            prefix: vec![SUBCOMMAND.to_string()],
-        }
-    }
-
-    /// The running `conformance` binary.
-    pub fn this() -> Result<ChildExe> {
-        std::env::current_exe()
-            .map(ChildExe::conformance)
-            .map_err(|e| Error::Other(format!("current_exe: {e}")))
-    }
-
-    /// A command running the fault command `sub` (`write` or `read`).
-    pub fn command(&self, sub: &str) -> Command {
-        let mut cmd = Command::new(&self.exe);
-        cmd.args(&self.prefix).arg(sub);
-        cmd
-    }
-}
 
 /// `conformance faults ...`.
 #[derive(Debug, Subcommand)]
@@ -82,27 +44,6 @@ pub enum FaultsCmd {
         /// Print every state.
         #[arg(long)]
         verbose: bool,
-    },
-    /// Child: run the seeded workload with the official library, dying as --kill says.
-    Write {
-        /// A built tag.
-        #[arg(long)]
-        tag: String,
-        /// Store folder.
-        #[arg(long)]
-        dir: PathBuf,
-        /// Store kind.
-        #[arg(long)]
-        kind: StoreKind,
-        /// Workload seed.
-        #[arg(long)]
-        seed: u64,
-        /// Ops in the workload.
-        #[arg(long)]
-        ops: usize,
-        /// `never`, `before:K` or `during:K:US`.
-        #[arg(long, default_value = "never")]
-        kill: String,
     },
     /// Child: reopen copies of a state with the official library and print what it reads.
     Read {
@@ -135,20 +76,6 @@ pub fn run_printing(cfg: &SuiteConfig, verbose: bool) -> Result<FaultSection> {
     let mut section = FaultSection::of(&summary, cfg.seed);
     section.seconds = started.elapsed().as_secs_f64();
     Ok(section)
-}
-
-fn write_main(tag: &str, dir: &Path, kind: StoreKind, seed: u64, ops: usize, kill: &str) -> u8 {
-    let Some(kill) = Kill::parse(kill) else {
-        eprintln!("faults write: bad --kill {kill}");
-        return 2;
-    };
-    match SysLib::load(tag).and_then(|lib| run_writer(&lib, dir, kind, seed, ops, kill)) {
-        Ok(()) => 0,
-        Err(e) => {
-            eprintln!("faults write: {e}");
-            1
-        }
-    }
 }
 
 /// Runs one `conformance faults ...` command. `run` exits 1 when a state disagrees without
@@ -194,14 +121,6 @@ pub fn main(cmd: FaultsCmd) -> ExitCode {
                 }
             }
         }
-        FaultsCmd::Write {
-            tag,
-            dir,
-            kind,
-            seed,
-            ops,
-            kill,
-        } => ExitCode::from(write_main(&tag, &dir, kind, seed, ops, &kill)),
         FaultsCmd::Read {
             tag,
             kind,

@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::live::SplitMix;
+use crate::vocab::SplitMix;
 
 /// Which of the two files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

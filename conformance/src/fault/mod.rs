@@ -3,11 +3,11 @@
 //! damaged state the official library reopened with each error strategy (discard, the
 //! default; `OnErrorRecover`) is compared with the reader, key by key and getter by getter.
 //! A difference is either a row of [`crate::judge::exceptions::TABLE`] (recognised by a
-//! precise check, [`crate::judge::state`]) or a failure. The official library runs in child processes (`conformance faults
-//! write|read`): a crash or hang on damaged files is an upstream finding, not a failure of
+//! precise check, [`crate::judge::state`]) or a failure. The official library runs in child
+//! processes (`conformance faults read`; writers are `conformance writer --plan faults`): a
+//! crash or hang on damaged files is an upstream finding, not a failure of
 //! ours. `conformance report` runs the suite and carries its [`section::FaultSection`].
 //!
-//! - [`writer`]: the seeded workload and the killed writer;
 //! - [`damage`]: truncations, bit flips, a missing meta file;
 //! - [`official`]: the official reads of a state (child side and parent side);
 //! - [`reads`]: what one side read (the reader paths `Store` and `mmkv dump`), and its
@@ -15,7 +15,7 @@
 //! - [`suite`]: the run (`cargo test -p conformance --test faults`);
 //! - [`summary`]: its judged states and counts;
 //! - [`section`]: its result as the report and `conformance faults run` show it;
-//! - [`cli`]: `conformance faults run|write|read`.
+//! - [`cli`]: `conformance faults run|read`.
 
 pub mod cli;
 pub mod damage;
@@ -24,4 +24,3 @@ pub mod reads;
 pub mod section;
 pub mod suite;
 pub mod summary;
-pub mod writer;

@@ -3,23 +3,17 @@
 //! (`conformance faults read ...`), so that a crash or a hang of the official library on damaged files is
 //! recorded as an upstream finding instead of taking the harness down.
 
-use std::io::Read as _;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use mmkv_sys::ErrorStrategy;
 
 use crate::error::{Error, Result};
-use crate::fault::cli::ChildExe;
 use crate::fault::reads::Reads;
-use crate::fault::writer::STORE_ID;
 use crate::sides::official::OfficialLib;
 use crate::sides::sys::SysLib;
 use crate::vocab::kind::StoreKind;
-
-/// How long one official child may take before it is called hung and killed.
-pub const CHILD_TIMEOUT: Duration = Duration::from_secs(30);
+use crate::vocab::STORE_ID;
+use crate::writer::child::{run_watched, ChildExe, CHILD_TIMEOUT};
 
 /// What the official library did with one damaged state and one strategy.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,13 +94,13 @@ pub fn spawn_reads(
     kind: StoreKind,
     runs: &[(ErrorStrategy, &Path)],
 ) -> Result<Vec<OfficialOutcome>> {
-    let mut cmd = exe.command("read");
+    let mut cmd = exe.command(&["faults", "read"]);
     cmd.arg("--tag").arg(tag).arg("--kind").arg(kind.id());
     for (s, d) in runs {
         cmd.arg(format!("--{}", strategy_name(*s))).arg(d);
     }
-    let (status, stdout, stderr) = run_with_timeout(cmd, CHILD_TIMEOUT)?;
-    let mut lines = stdout.lines();
+    let child = run_watched(cmd, CHILD_TIMEOUT, None, true)?;
+    let mut lines = child.lines.iter();
     let mut out = Vec::new();
     for (s, _) in runs {
         let prefix = format!("{} ", strategy_name(*s));
@@ -122,68 +116,14 @@ pub fn spawn_reads(
                     OfficialOutcome::Failed(rest.strip_prefix("err ").unwrap_or(rest).to_string())
                 }
             }
-            None => match &status {
+            None => match &child.status {
                 None => OfficialOutcome::Hung,
-                Some(st) => OfficialOutcome::Crashed(format!(
-                    "{st}; stderr: {}",
-                    stderr
-                        .lines()
-                        .last()
-                        .unwrap_or("")
-                        .chars()
-                        .take(300)
-                        .collect::<String>()
-                )),
+                Some(st) => {
+                    OfficialOutcome::Crashed(format!("{st}; stderr: {}", child.stderr_tail()))
+                }
             },
         };
         out.push(outcome);
     }
     Ok(out)
-}
-
-/// Runs `cmd` with piped output; `None` status when it was killed after `timeout`.
-pub fn run_with_timeout(
-    mut cmd: Command,
-    timeout: Duration,
-) -> Result<(Option<std::process::ExitStatus>, String, String)> {
-    let what = format!("{cmd:?}");
-    let io = |e: std::io::Error| Error::Other(format!("spawning {what}: {e}"));
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(io)?;
-    let mut so = child.stdout.take();
-    let mut se = child.stderr.take();
-    let t_out = std::thread::spawn(move || {
-        let mut s = String::new();
-        if let Some(p) = so.as_mut() {
-            let _ = p.read_to_string(&mut s);
-        }
-        s
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut s = String::new();
-        if let Some(p) = se.as_mut() {
-            let _ = p.read_to_string(&mut s);
-        }
-        s
-    });
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(st)) => break Some(st),
-            Ok(None) if start.elapsed() > timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(e) => return Err(Error::Other(format!("waiting for child: {e}"))),
-        }
-    };
-    let stdout = t_out.join().unwrap_or_default();
-    let stderr = t_err.join().unwrap_or_default();
-    Ok((status, stdout, stderr))
 }

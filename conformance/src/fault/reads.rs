@@ -7,9 +7,9 @@ use std::path::Path;
 
 use mmkv_sys::ErrorStrategy;
 
-use crate::fault::writer::STORE_ID;
 use crate::vocab::kind::{Features, StoreKind};
 use crate::vocab::value::{hex_bytes, Value, ValueType};
+use crate::vocab::STORE_ID;
 
 /// The reader's side of a state: its reads, or the typed error it refused the store with.
 pub type ReaderOutcome = std::result::Result<Reads, String>;

@@ -7,21 +7,19 @@ use std::path::{Path, PathBuf};
 use mmkv_sys::ErrorStrategy;
 
 use crate::error::{Error, Result};
-use crate::fault::cli::ChildExe;
 use crate::fault::damage::Damage;
-use crate::fault::official::{
-    run_with_timeout, spawn_reads, strategy_name, OfficialOutcome, CHILD_TIMEOUT,
-};
+use crate::fault::official::{spawn_reads, strategy_name, OfficialOutcome};
 use crate::fault::reads::{read_reader, ReaderFn, ReaderPath};
 use crate::fault::summary::{StateRecord, Summary};
-use crate::fault::writer::{Kill, STORE_ID};
 use crate::judge::exceptions::Scope;
 use crate::judge::recognise::copy_store;
 use crate::judge::state::{judge_outcomes, Verdict};
-use crate::live::SplitMix;
 use crate::sides::official::OfficialLib;
 use crate::sides::sys::SysLib;
 use crate::vocab::kind::{Features, StoreKind};
+use crate::vocab::{SplitMix, STORE_ID};
+use crate::writer::child::ChildExe;
+use crate::writer::{run_killed, Kill, Plan, WriterSpec};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -62,40 +60,6 @@ impl SuiteConfig {
             save: Some(crate::differential::failures::failures_root().join("faults")),
             reader: read_reader,
         }
-    }
-}
-
-fn run_writer_child(
-    exe: &ChildExe,
-    tag: &str,
-    dir: &Path,
-    kind: StoreKind,
-    seed: u64,
-    ops: usize,
-    kill: Kill,
-) -> Result<bool> {
-    let mut cmd = exe.command("write");
-    cmd.args(["--tag", tag, "--kind", kind.id()])
-        .arg("--dir")
-        .arg(dir)
-        .args([
-            "--seed",
-            &seed.to_string(),
-            "--ops",
-            &ops.to_string(),
-            "--kill",
-            &kill.arg(),
-        ]);
-    let (status, _out, err) = run_with_timeout(cmd, CHILD_TIMEOUT)?;
-    use std::os::unix::process::ExitStatusExt;
-    match status {
-        Some(st) if st.success() && kill == Kill::Never => Ok(false),
-        Some(st) if st.signal() == Some(9) && kill != Kill::Never => Ok(true),
-        other => Err(Error::Other(format!(
-            "writer {tag} {kind} seed {seed} kill {}: {other:?}, stderr: {}",
-            kill.arg(),
-            err.trim()
-        ))),
     }
 }
 
@@ -209,7 +173,13 @@ pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> R
         };
         let base = work.path().join(format!("base-{base_no}"));
         std::fs::create_dir_all(&base).map_err(|e| Error::io(&base, e))?;
-        let killed = run_writer_child(&cfg.exe, &tag, &base, kind, writer_seed, cfg.ops, kill)?;
+        let spec = WriterSpec {
+            seed: writer_seed,
+            kind,
+            kill,
+            ..WriterSpec::new(Plan::Faults, cfg.ops, 0)
+        };
+        let killed = run_killed(&cfg.exe, &tag, &base, &spec)?;
         summary.writer_runs += 1;
         summary.killed_runs += usize::from(killed);
         let (data_len, region) = region_len(&base);

@@ -8,9 +8,9 @@ use mmkv_sys::ErrorStrategy;
 use crate::fault::damage::Damage;
 use crate::fault::official::strategy_name;
 use crate::fault::reads::ReaderPath;
-use crate::fault::writer::Kill;
 use crate::judge::state::Verdict;
 use crate::vocab::kind::StoreKind;
+use crate::writer::Kill;
 
 /// One judged state.
 #[derive(Debug, Clone)]

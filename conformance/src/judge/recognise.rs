@@ -9,9 +9,9 @@ use mmkv_sys::ErrorStrategy;
 
 use crate::error::{Error, Result};
 use crate::fault::reads::{open_store, Reads};
-use crate::fault::writer::STORE_ID;
 use crate::judge::exceptions::{accepted, Difference, Exception, Scope};
 use crate::vocab::kind::StoreKind;
+use crate::vocab::STORE_ID;
 
 /// Values longer than this stay encrypted in the file and are decrypted lazily from a saved
 /// AES state (`MediumBufferSize()`, v1.2.0+; [`Difference::CryptOverlongLength`]).

@@ -11,7 +11,6 @@ use mmkv_sys::ErrorStrategy;
 use crate::error::Result;
 use crate::fault::official::OfficialOutcome;
 use crate::fault::reads::{read_dump, ReaderFn, ReaderOutcome, ReaderPath, Reads};
-use crate::fault::writer::STORE_ID;
 use crate::judge::compare::agrees;
 use crate::judge::exceptions::{accepted, Difference, Scope};
 use crate::judge::recognise::{
@@ -20,6 +19,7 @@ use crate::judge::recognise::{
 };
 use crate::vocab::kind::{Features, StoreKind};
 use crate::vocab::value::show;
+use crate::vocab::STORE_ID;
 
 /// The verdict on one (state, strategy).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,10 +8,7 @@
 //! that workload saved as a failure folder (and its replay line). A crash is a failing cell
 //! the same way. The run goes on with the next cell.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -25,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::sides::official::OfficialLib;
 use crate::sides::view::ReaderFactory;
 use crate::vocab::kind::StoreKind;
+use crate::writer::child::{run_watched, ChildExe};
 
 /// The heartbeat line the child prints before each workload.
 pub const HEARTBEAT: &str = "workload";
@@ -200,44 +198,18 @@ fn run_child(exe: &Path, spec: &CellSpec, timeout: Duration) -> Result<CellResul
         .map_err(|e| Error::io(std::env::temp_dir(), e))?;
     let running = running_dir.path().join("workload.yaml");
     let spec_json = serde_json::to_string(spec).map_err(|e| Error::Other(e.to_string()))?;
-    let mut child = Command::new(exe)
-        .args(["cell", "--spec", &spec_json, "--running"])
-        .arg(&running)
-        .stdout(Stdio::piped())
-        .stdin(Stdio::null())
-        .spawn()
-        .map_err(|e| Error::Other(format!("cannot start {}: {e}", exe.display())))?;
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| Error::Other("child has no stdout".to_string()))?;
-    let (tx, rx) = mpsc::channel::<String>();
-    let pump = std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let mut result = None;
-    let mut workloads_started = 0u64;
-    let timed_out = loop {
-        match rx.recv_timeout(timeout) {
-            Ok(line) if line == HEARTBEAT => workloads_started += 1,
-            Ok(line) => {
-                if let Some(json) = line.strip_prefix(RESULT_PREFIX) {
-                    result = serde_json::from_str::<CellResult>(json).ok();
-                }
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => break false,
-            Err(mpsc::RecvTimeoutError::Timeout) => break true,
-        }
-    };
-    if timed_out {
-        let _ = child.kill();
-    }
-    let status = child.wait().map_err(|e| Error::Other(e.to_string()))?;
-    let _ = pump.join();
+    let mut cmd = ChildExe::conformance(exe).command(&["cell", "--spec", &spec_json, "--running"]);
+    cmd.arg(&running);
+    let child = run_watched(cmd, timeout, Some(HEARTBEAT), false)?;
+    let workloads_started = child.heartbeats;
+    let result = child
+        .lines
+        .iter()
+        .rev()
+        .find_map(|l| l.strip_prefix(RESULT_PREFIX))
+        .and_then(|json| serde_json::from_str::<CellResult>(json).ok());
+    let timed_out = child.status.is_none();
+    let status = child.status.unwrap_or_default();
     if let (false, Some(r)) = (timed_out, result.clone()) {
         if status.success() || !r.passed {
             return Ok(r);

@@ -2,8 +2,15 @@
 //!
 //! - [`clock`]: the one clock (precise and `time(nullptr)` seconds, waiting for a second);
 //! - [`kind`]: store kinds (report columns) and version features;
-//! - [`value`]: values and value types.
+//! - [`value`]: values and value types;
+//! - [`rng`]: the one seeded generator;
+//! - [`names`]: the writers' key names and store id.
 
 pub mod clock;
 pub mod kind;
+pub mod names;
+pub mod rng;
 pub mod value;
+
+pub use names::{key_index, key_name, STORE_ID};
+pub use rng::SplitMix;

@@ -1,55 +1,38 @@
 //! Shared runner of `shrink.rs` and `stress.rs`: the official library writes a deterministic
-//! workload in a child process (`robust-writer`, MULTI_PROCESS) while reader threads in this
-//! process read the same store with `mmkv_reader::Store` and check every value they see.
+//! op stream in a child process (`conformance writer --plan stress|shrink`, MULTI_PROCESS)
+//! while reader threads in this process read the same store with `mmkv_reader::Store` and
+//! check every value they see against the writer's model (`conformance::writer::model`).
 
 #![allow(dead_code)] // each test uses a different part
 
-#[path = "../../src/bin/robust-writer/workload.rs"]
-pub mod workload;
-
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use conformance::sides::reader::read_snapshot;
+use conformance::vocab::value::Value;
+use conformance::vocab::{key_index, key_name, STORE_ID};
+use conformance::writer::child::ChildExe;
+use conformance::writer::model::Model;
+use conformance::writer::value::claimed_seq;
+use conformance::writer::{finish, start, state_digest, Done, WriterSpec};
 use mmkv_reader::{Options, Snapshot, Store};
-use workload::{check_value, key_name, state_digest, History, Op, STORE_ID};
 
-/// What one run of a workload is.
+/// What one run is: the writer's spec and the reader threads.
 pub struct Spec {
-    /// `stress` or `shrink` (the writer's first argument).
-    pub workload: &'static str,
-    /// Extra writer arguments (`--ops N --seed S` ...), matching `ops`.
-    pub args: Vec<String>,
-    /// The operations the writer will perform (derived the same way the writer does).
-    pub ops: Vec<Op>,
-    /// Number of keys.
-    pub keys: usize,
+    /// The writer (its plan, ops, keys).
+    pub writer: WriterSpec,
     /// Reader threads.
     pub readers: usize,
-}
-
-/// The writer's closing line.
-#[derive(Debug, Clone, Default)]
-pub struct WriterReport {
-    pub count: u64,
-    pub digest: u64,
-    pub ops: u64,
-    pub max_file_size: u64,
-    pub file_shrinks: u64,
-    pub seq_start: u32,
-    pub seq_end: u32,
-    pub writer_ms: u64,
 }
 
 /// Figures of a run.
 #[derive(Debug, Default)]
 pub struct Outcome {
     pub tag: String,
-    pub writer: WriterReport,
+    pub writer: Done,
     /// Value reads (getter calls) by all reader threads.
     pub reads: u64,
     /// Reads that returned a value (each checked byte for byte).
@@ -76,7 +59,7 @@ pub struct Outcome {
 
 #[derive(Default)]
 struct Shared {
-    distinct: HashSet<(usize, u64)>,
+    distinct: HashSet<(usize, usize)>,
     sequences: HashSet<u32>,
 }
 
@@ -93,108 +76,58 @@ pub fn writer_tag() -> &'static str {
     built.last().expect("mmkv-sys built no official version")
 }
 
-fn parse_report(line: &str) -> WriterReport {
-    let f: Vec<&str> = line.split_whitespace().collect();
-    assert!(
-        f.len() == 9 && f[0] == "final",
-        "bad writer report {line:?}"
-    );
-    let n = |i: usize| f[i].parse::<u64>().expect("number in writer report");
-    WriterReport {
-        count: n(1),
-        digest: u64::from_str_radix(f[2], 16).expect("digest"),
-        ops: n(3),
-        max_file_size: n(4),
-        file_shrinks: n(5),
-        seq_start: n(6) as u32,
-        seq_end: n(7) as u32,
-        writer_ms: n(8),
-    }
+/// The value of key `k` in `snap`, as the writer's type for it (bytes in these plans).
+fn observe(snap: &Snapshot, k: usize) -> Option<Value> {
+    snap.get_bytes(key_name(k))
+        .map(|v| Value::Bytes(v.to_vec()))
 }
 
-/// Checks one snapshot against the history: every value is one the writer wrote for that key
-/// (byte for byte), and all keys together are explained by one prefix of the operations that
-/// is not older than `floor` (the thread's previous snapshot). Returns the new floor.
+/// Checks one snapshot against the model: every value is one the writer wrote for that key
+/// (byte for byte), all keys together are explained by one prefix of the ops not older than
+/// `floor` (the thread's previous snapshot), and it holds no other key. Returns the new floor.
 fn check_snapshot(
     snap: &Snapshot,
-    h: &History,
-    floor: u64,
-    last_n: &mut [u64],
-    seen: &mut Vec<(usize, u64)>,
+    model: &Model,
+    floor: usize,
+    seen: &mut Vec<(usize, usize)>,
     reads: &mut u64,
     values: &mut u64,
-) -> Result<u64, String> {
-    let (mut lo, mut hi) = (floor, h.ops as u64 + 1);
-    let mut absent = Vec::new();
-    for (k, last) in last_n.iter_mut().enumerate() {
-        *reads += 1;
-        match snap.get_bytes(key_name(k)) {
-            Some(v) => {
-                *values += 1;
-                let (n, len) = check_value(k, v)?;
-                if h.written(k, n) != Some(len) {
-                    return Err(format!("key {k}: op {n} never wrote this value"));
-                }
-                if n < *last {
-                    return Err(format!("key {k}: went back from op {} to op {n}", *last));
-                }
-                *last = n;
-                seen.push((k, n));
-                let (a, b) = h.holds(k, n);
-                lo = lo.max(a);
-                hi = hi.min(b);
-            }
-            None => absent.push(k),
+) -> Result<usize, String> {
+    let observed: Vec<(usize, Option<Value>)> =
+        (0..model.keys).map(|k| (k, observe(snap, k))).collect();
+    *reads += observed.len() as u64;
+    for (k, v) in &observed {
+        if let Some(v) = v {
+            *values += 1;
+            seen.extend(claimed_seq(*k, v).map(|n| (*k, n)));
         }
     }
-    if lo >= hi {
-        return Err(format!(
-            "snapshot mixes states: no prefix in [{lo}, {hi}) explains its values (floor {floor})"
-        ));
-    }
-    for k in absent {
-        if !h.absent_within(k, lo, hi) {
-            return Err(format!(
-                "key {k} absent, but present throughout prefixes [{lo}, {hi})"
-            ));
-        }
-    }
+    let floor = model.check_snapshot(&observed, floor)?;
     let mut n_keys = 0;
     for key in snap.keys() {
         n_keys += 1;
-        let name = std::str::from_utf8(key).map_err(|_| "non-UTF-8 key".to_string())?;
-        let ok = name
-            .strip_prefix("key-")
-            .and_then(|d| d.parse::<usize>().ok())
-            .is_some_and(|k| k < h.keys);
-        if !ok {
-            return Err(format!("unknown key {name:?}"));
+        if key_index(key).is_none_or(|k| k >= model.keys) {
+            return Err(format!("unknown key {:?}", String::from_utf8_lossy(key)));
         }
     }
     if n_keys != snap.len() {
         return Err(format!("keys() yields {n_keys}, len() says {}", snap.len()));
     }
-    Ok(lo)
+    Ok(floor)
 }
 
 /// Runs the writer and `spec.readers` reader threads; panics on any violation.
 pub fn run(spec: &Spec) -> Outcome {
     let tag = writer_tag();
     let dir = tempfile::tempdir().expect("tempdir");
-    let history = Arc::new(History::new(&spec.ops, spec.keys));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_robust-writer"))
-        .arg(spec.workload)
-        .args(["--tag", tag, "--dir"])
-        .arg(dir.path())
-        .args(["--keys", &spec.keys.to_string()])
-        .args(&spec.args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn robust-writer");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let first = lines.next().and_then(|l| l.ok()).unwrap_or_default();
-    assert_eq!(first, "ready", "writer did not start");
+    let features = conformance::Features::from_tag(tag).expect("a release tag");
+    let model = Arc::new(Model::new(spec.writer.ops(&features), spec.writer.keys));
+    let writer = WriterSpec {
+        wait_go: true,
+        ..spec.writer.clone()
+    };
+    let exe = ChildExe::conformance(env!("CARGO_BIN_EXE_conformance"));
+    let mut child = start(&exe, tag, dir.path(), &writer).expect("start the writer");
 
     let path: PathBuf = dir.path().join(STORE_ID);
     let store = Arc::new(Store::open(&path, Options::new()).expect("reader opens the store"));
@@ -204,8 +137,7 @@ pub fn run(spec: &Spec) -> Outcome {
 
     let mut threads = Vec::new();
     for t in 0..spec.readers {
-        let (store, h, done, shared) =
-            (store.clone(), history.clone(), done.clone(), shared.clone());
+        let (store, h, done, shared) = (store.clone(), model.clone(), done.clone(), shared.clone());
         let path = path.clone();
         threads.push(std::thread::spawn(
             move || -> Result<ThreadStats, String> {
@@ -213,14 +145,8 @@ pub fn run(spec: &Spec) -> Outcome {
             },
         ));
     }
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(b"go\n")
-        .expect("start the writer");
-    let report_line = lines.next().and_then(|l| l.ok()).unwrap_or_default();
-    let status = child.wait().expect("wait for the writer");
+    child.send_line("go").expect("start the writer");
+    let report = finish(child);
     // Let the readers see the final state for a moment before stopping them.
     std::thread::sleep(Duration::from_millis(200));
     done.store(true, Ordering::Release);
@@ -244,8 +170,7 @@ pub fn run(spec: &Spec) -> Outcome {
             out.first_refresh_error = s.first_refresh_error;
         }
     }
-    assert!(status.success(), "writer failed: {status}");
-    out.writer = parse_report(&report_line);
+    out.writer = report.unwrap_or_else(|e| panic!("{e}"));
     out.wall = started.elapsed();
     {
         let sh = shared.lock().expect("shared");
@@ -256,24 +181,25 @@ pub fn run(spec: &Spec) -> Outcome {
     // Final state: exactly what the operations imply and what the writer read back.
     store.refresh().expect("final refresh");
     let snap = store.snapshot();
-    let want = history.final_state();
-    let mut got = Vec::new();
-    for k in 0..spec.keys {
-        if let Some(v) = snap.get_bytes(key_name(k)) {
-            let (n, len) = check_value(k, v).unwrap_or_else(|e| panic!("final state: {e}"));
-            got.push((k, n, len));
-        }
+    for k in 0..model.keys {
+        assert_eq!(
+            observe(&snap, k),
+            model.final_value(k),
+            "final state of {} differs from the op stream's",
+            key_name(k)
+        );
     }
-    assert_eq!(got, want, "final state differs from the workload's");
-    assert_eq!(snap.len(), want.len());
-    assert_eq!(out.writer.count, want.len() as u64, "writer count");
-    let digest =
-        state_digest((0..spec.keys).filter_map(|k| snap.get_bytes(key_name(k)).map(|v| (k, v))));
+    let want = (0..model.keys)
+        .filter(|k| model.final_value(*k).is_some())
+        .count();
+    assert_eq!(snap.len(), want);
+    assert_eq!(out.writer.count, want as u64, "writer count");
+    let digest = state_digest(&model.ops, |k, ty| Ok(read_snapshot(&snap, k, ty))).unwrap();
     assert_eq!(
         digest, out.writer.digest,
         "reader state differs from the writer's"
     );
-    assert_eq!(out.writer.ops, spec.ops.len() as u64);
+    assert_eq!(out.writer.ops, model.ops.len() as u64);
     out.stats = store.stats();
     out
 }
@@ -309,34 +235,28 @@ fn data_file_not_mapped(path: &Path) -> Result<(), String> {
 fn reader_thread(
     t: usize,
     store: &Store,
-    h: &History,
+    model: &Model,
     done: &AtomicBool,
     shared: &Mutex<Shared>,
     path: &Path,
 ) -> Result<ThreadStats, String> {
     let mut st = ThreadStats::default();
-    let mut last_n = vec![0u64; h.keys];
-    let mut floor = 0u64;
+    let mut floor = 0;
     let mut seen = Vec::new();
     let mut last_region = 0usize;
     let mut last_file = 0u64;
     let mut sequences = HashSet::new();
     while !done.load(Ordering::Acquire) {
         if t == 2 {
-            for (k, last) in last_n.iter_mut().enumerate() {
+            // Copy getters: one check-on-read per key; successive reads never go back.
+            for k in 0..model.keys {
                 st.reads += 1;
-                if let Some(v) = store.get_bytes(key_name(k)) {
+                let v = store.get_bytes(key_name(k)).map(Value::Bytes);
+                if let Some(v) = &v {
                     st.values += 1;
-                    let (n, len) = check_value(k, &v)?;
-                    if h.written(k, n) != Some(len) {
-                        return Err(format!("key {k}: op {n} never wrote this value"));
-                    }
-                    if n < *last {
-                        return Err(format!("key {k}: went back from op {} to op {n}", *last));
-                    }
-                    *last = n;
-                    seen.push((k, n));
+                    seen.extend(claimed_seq(k, v).map(|n| (k, n)));
                 }
+                floor = model.check_snapshot(&[(k, v)], floor)?;
             }
         } else {
             if t >= 3 {
@@ -357,9 +277,8 @@ fn reader_thread(
             let snap = store.snapshot();
             floor = check_snapshot(
                 &snap,
-                h,
+                model,
                 floor,
-                &mut last_n,
                 &mut seen,
                 &mut st.reads,
                 &mut st.values,

@@ -1,0 +1,434 @@
+//! The one child-writer protocol. A writer is the `conformance writer` child process: it opens
+//! [`STORE_ID`] in a folder with the official library of one version, prints `ready`
+//! (and with `--wait-go` waits for a line on stdin), performs the op stream of its plan
+//! ([`plan`]: one stream of [`crate::differential::workload::Op`]) with an optional pace, dies by SIGKILL
+//! where `--kill` says, else syncs, reads its final state back through the official getters
+//! and prints one [`Done`] line. The parent derives the same op stream from the same
+//! [`WriterSpec`] and judges what it reads ([`model`]); values identify the op that wrote
+//! them ([`value`]). The live writer, the robustness tests' stress and shrink writers and the
+//! fault suite's killed writers are plans of this one writer.
+//!
+//! - [`child`]: spawning a child, waiting for its lines with a timeout, the watchdog;
+//! - [`plan`]: the op streams; [`value`]: the self-identifying values; [`model`]: the check.
+
+pub mod child;
+pub mod model;
+pub mod plan;
+pub mod value;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead as _, Write as _};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::differential::workload::Op;
+use crate::error::{Error, Result};
+use crate::sides::official::{OfficialLib, OfficialStore};
+use crate::vocab::kind::{Features, ModeKind, StoreKind};
+use crate::vocab::value::{Value, ValueType};
+use crate::vocab::STORE_ID;
+use child::{run_watched, ChildExe, Line, Running, CHILD_TIMEOUT};
+
+/// Which op stream a writer performs (see [`plan`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Plan {
+    /// The live writer (`conformance::live`): typed self-identifying values.
+    Live,
+    /// The robustness stress writer: a long stream of self-identifying byte values.
+    Stress,
+    /// The robustness shrink writer: grow, trim and clear cycles (`ops` = cycles).
+    Shrink,
+    /// The fault suite's writer: every getter type, seeded contents.
+    Faults,
+}
+
+/// When the writer dies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kill {
+    /// Runs every op, syncs and closes.
+    Never,
+    /// SIGKILL right before op `.0`.
+    BeforeOp(usize),
+    /// SIGKILL `.1` microseconds after op `.0` started (the writer goes on meanwhile).
+    During(usize, u64),
+}
+
+impl Kill {
+    /// Command-line form (`never`, `before:K`, `during:K:US`).
+    pub fn arg(self) -> String {
+        match self {
+            Kill::Never => "never".into(),
+            Kill::BeforeOp(k) => format!("before:{k}"),
+            Kill::During(k, us) => format!("during:{k}:{us}"),
+        }
+    }
+}
+
+impl std::str::FromStr for Kill {
+    type Err = String;
+
+    /// Parses [`Kill::arg`].
+    fn from_str(s: &str) -> std::result::Result<Kill, String> {
+        let bad = || format!("bad kill point {s:?} (never, before:K or during:K:US)");
+        let mut p = s.split(':');
+        let num = |x: Option<&str>| x.and_then(|x| x.parse().ok()).ok_or_else(bad);
+        match (p.next(), p.next(), p.next(), p.next()) {
+            (Some("never"), None, None, None) => Ok(Kill::Never),
+            (Some("before"), k, None, None) => Ok(Kill::BeforeOp(num(k)? as usize)),
+            (Some("during"), k, us, None) => Ok(Kill::During(num(k)? as usize, num(us)?)),
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// Everything that defines a writer run besides its version and folder: the child's
+/// command-line options (`conformance writer --tag T --dir D ...`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct WriterSpec {
+    /// The op stream.
+    #[arg(long, value_enum)]
+    pub plan: Plan,
+    /// Seed of the op stream.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Number of ops (`shrink`: cycles).
+    #[arg(long)]
+    pub ops: usize,
+    /// Number of keys (`faults` picks its own).
+    #[arg(long, default_value_t = 64)]
+    pub keys: usize,
+    /// Store kind: encryption and expiration; every plan but `faults` opens it MULTI_PROCESS.
+    #[arg(long, default_value = "multi")]
+    pub kind: StoreKind,
+    /// Microseconds to sleep after every op (0: unpaced).
+    #[arg(long, default_value_t = 0)]
+    pub pace_us: u64,
+    /// `never`, `before:K` or `during:K:US`.
+    #[arg(long, default_value = "never")]
+    pub kill: Kill,
+    /// After `ready`, wait for a line on stdin before the first op.
+    #[arg(long)]
+    pub wait_go: bool,
+}
+
+impl WriterSpec {
+    /// A spec of `plan` with `ops` ops over `keys` keys (seed 1, a MULTI_PROCESS plaintext store,
+    /// unpaced, never killed, not waiting).
+    pub fn new(plan: Plan, ops: usize, keys: usize) -> WriterSpec {
+        WriterSpec {
+            plan,
+            seed: 1,
+            ops,
+            keys,
+            kind: StoreKind::Multi,
+            pace_us: 0,
+            kill: Kill::Never,
+            wait_go: false,
+        }
+    }
+
+    /// The op stream (`features`: the writer's version's; only the fault plan uses them).
+    pub fn ops(&self, features: &Features) -> Vec<Op> {
+        plan::ops(self, features)
+    }
+
+    /// The `conformance writer ...` command that runs this spec with `tag` into `dir`.
+    pub fn command(&self, exe: &ChildExe, tag: &str, dir: &Path) -> std::process::Command {
+        use clap::ValueEnum as _;
+        let plan = self
+            .plan
+            .to_possible_value()
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default();
+        let mut cmd = exe.command(&["writer", "--tag", tag, "--dir"]);
+        cmd.arg(dir)
+            .args([
+                "--plan",
+                &plan,
+                "--kind",
+                self.kind.id(),
+                "--kill",
+                &self.kill.arg(),
+            ])
+            .args([
+                "--seed",
+                &self.seed.to_string(),
+                "--ops",
+                &self.ops.to_string(),
+            ])
+            .args(["--keys", &self.keys.to_string()])
+            .args(["--pace-us", &self.pace_us.to_string()]);
+        if self.wait_go {
+            cmd.arg("--wait-go");
+        }
+        cmd
+    }
+}
+
+/// The writer's closing line, `done` and this as JSON.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Done {
+    /// Ops performed.
+    pub ops: u64,
+    /// `count()` at the end.
+    pub count: u64,
+    /// [`state_digest`] of the final state, read through the official getters.
+    pub digest: u64,
+    /// Largest data file size seen after an op.
+    pub max_file_size: u64,
+    /// Times the data file got smaller after an op.
+    pub file_shrinks: u64,
+    /// Meta sequence (full write-backs) before the first op.
+    pub seq_start: u32,
+    /// And after the last.
+    pub seq_end: u32,
+    /// Milliseconds the ops took.
+    pub writer_ms: u64,
+}
+
+impl Done {
+    /// The line.
+    pub fn line(&self) -> String {
+        format!("done {}", serde_json::to_string(self).unwrap_or_default())
+    }
+
+    /// Parses [`Done::line`].
+    pub fn parse(line: &str) -> Option<Done> {
+        serde_json::from_str(line.strip_prefix("done ")?).ok()
+    }
+}
+
+/// The type of the last value `ops` set for each key (the keys a final state can hold).
+pub fn final_types(ops: &[Op]) -> BTreeMap<Vec<u8>, ValueType> {
+    let mut out = BTreeMap::new();
+    for op in ops {
+        if let Op::Set { key, value, .. } = op {
+            out.insert(key.0.clone(), value.value_type());
+        }
+    }
+    out
+}
+
+/// FNV-1a digest of a store state: each present key (in order) with its value, read with
+/// `get` as the type [`final_types`] says. The writer and the reader side compute it alike.
+pub fn state_digest(
+    ops: &[Op],
+    mut get: impl FnMut(&[u8], ValueType) -> Result<Option<Value>>,
+) -> Result<u64> {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for (key, ty) in final_types(ops) {
+        if let Some(v) = get(&key, ty)? {
+            for b in key.iter().chain(format!("={v:?};").as_bytes()) {
+                h = (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        }
+    }
+    Ok(h)
+}
+
+fn kill_self() -> ! {
+    // SIGKILL: no destructor, no msync, no munmap — what a crash or the OOM killer leaves.
+    let _ = rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
+    loop {
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// The meta file's sequence number (full write-backs), 0 when unreadable.
+fn meta_sequence(dir: &Path) -> u32 {
+    std::fs::read(mmkv_reader::meta_path(&dir.join(STORE_ID)))
+        .ok()
+        .and_then(|b| {
+            b.get(8..12)
+                .map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+        })
+        .unwrap_or(0)
+}
+
+fn apply(store: &mut dyn OfficialStore, op: &Op) -> Result<()> {
+    match op {
+        Op::Set { key, value, expire } => store.set(&key.0, value, *expire).map(drop),
+        Op::Remove { key } => store.remove(&key.0),
+        Op::ClearAll => store.clear_all(),
+        Op::Trim => store.trim(),
+        other => Err(Error::Other(format!("writer: op {other:?} is in no plan"))),
+    }
+}
+
+/// The child side (`conformance writer`): runs `spec` with `lib` into `dir` as the module
+/// documentation says. Returns its [`Done`] line (also printed) unless killed.
+pub fn run_writer(lib: &dyn OfficialLib, dir: &Path, spec: &WriterSpec) -> Result<Done> {
+    let ops = spec.ops(&lib.features());
+    let kind = spec.kind;
+    let mode = if spec.plan == Plan::Faults {
+        kind.mode()
+    } else {
+        ModeKind::Multi
+    };
+    let mut store = lib.open_with(dir, STORE_ID, mode, kind.crypt_key(), kind.aes256())?;
+    if kind.key_expire() && !store.enable_key_expire(0)? {
+        return Err(Error::Official {
+            tag: lib.tag().to_string(),
+            message: "enableAutoKeyExpire refused".into(),
+        });
+    }
+    let say = |line: &str| {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    };
+    if spec.plan != Plan::Faults {
+        store.sync()?;
+        say("ready");
+    }
+    if spec.wait_go {
+        let _ = std::io::stdin().lock().read_line(&mut String::new());
+    }
+    let data = dir.join(STORE_ID);
+    let size = || std::fs::metadata(&data).map(|m| m.len()).unwrap_or(0);
+    let mut done = Done {
+        seq_start: meta_sequence(dir),
+        max_file_size: size(),
+        ..Done::default()
+    };
+    let mut last_size = done.max_file_size;
+    let started = Instant::now();
+    for (i, op) in ops.iter().enumerate() {
+        match spec.kill {
+            Kill::BeforeOp(k) if k == i => kill_self(),
+            Kill::During(k, us) if k == i => {
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_micros(us));
+                    kill_self();
+                });
+            }
+            _ => {}
+        }
+        apply(store.as_mut(), op).map_err(|e| Error::Other(format!("op {i} {op:?}: {e}")))?;
+        if spec.plan != Plan::Faults {
+            let s = size();
+            done.max_file_size = done.max_file_size.max(s);
+            done.file_shrinks += u64::from(s < last_size);
+            last_size = s;
+        }
+        if spec.pace_us > 0 {
+            std::thread::sleep(Duration::from_micros(spec.pace_us));
+        }
+    }
+    if spec.kill != Kill::Never {
+        // The kill point lies past the last op: die before closing.
+        kill_self();
+    }
+    done.writer_ms = started.elapsed().as_millis() as u64;
+    store.sync()?;
+    done.ops = ops.len() as u64;
+    done.count = store.count(false)? as u64;
+    done.digest = state_digest(&ops, |k, ty| store.get(k, ty))?;
+    done.seq_end = meta_sequence(dir);
+    store.close()?;
+    say(&done.line());
+    Ok(done)
+}
+
+/// How long a writer child may take to open its store and say `ready`.
+pub const WRITER_START: Duration = Duration::from_secs(60);
+
+/// Parent side: starts the writer of `spec` with `tag` into `dir` and waits for its `ready`
+/// (send `go` with [`Running::send_line`] when `spec.wait_go`; end with [`finish`]).
+pub fn start(exe: &ChildExe, tag: &str, dir: &Path, spec: &WriterSpec) -> Result<Running> {
+    let mut child = Running::spawn(spec.command(exe, tag, dir), true)?;
+    match child.next_line(WRITER_START) {
+        Line::Line(l) if l == "ready" => Ok(child),
+        other => {
+            child.kill();
+            let stderr = child.wait().map(|(_, _, e)| e).unwrap_or_default();
+            Err(Error::Other(format!(
+                "writer {tag} did not start (said {other:?}): {}",
+                stderr.trim()
+            )))
+        }
+    }
+}
+
+/// Parent side: waits for a started writer to end and parses its [`Done`] line.
+pub fn finish(child: Running) -> Result<Done> {
+    let (status, rest, stderr) = child.wait()?;
+    match rest.last().and_then(|l| Done::parse(l)) {
+        Some(done) if status.success() => Ok(done),
+        _ => Err(Error::Other(format!(
+            "writer failed: {status}, said {rest:?}, stderr: {}",
+            stderr.trim()
+        ))),
+    }
+}
+
+/// Parent side of the fault plan: runs the writer under [`CHILD_TIMEOUT`]; `Ok(true)` when it
+/// was killed as `spec.kill` asked, `Ok(false)` when it ran to its end.
+pub fn run_killed(exe: &ChildExe, tag: &str, dir: &Path, spec: &WriterSpec) -> Result<bool> {
+    let child = run_watched(spec.command(exe, tag, dir), CHILD_TIMEOUT, None, true)?;
+    use std::os::unix::process::ExitStatusExt;
+    match child.status {
+        Some(st) if st.success() && spec.kill == Kill::Never => Ok(false),
+        Some(st) if st.signal() == Some(9) && spec.kill != Kill::Never => Ok(true),
+        other => Err(Error::Other(format!(
+            "writer {tag} {} seed {} kill {}: {other:?}, stderr: {}",
+            spec.kind,
+            spec.seed,
+            spec.kill.arg(),
+            child.stderr.trim()
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kill_and_done_round_trip() {
+        for k in [Kill::Never, Kill::BeforeOp(3), Kill::During(7, 250)] {
+            assert_eq!(k.arg().parse::<Kill>(), Ok(k));
+        }
+        assert!("during:1".parse::<Kill>().is_err());
+        assert!("sometimes".parse::<Kill>().is_err());
+        let d = Done {
+            ops: 5,
+            count: 2,
+            digest: 0xabc,
+            max_file_size: 4096,
+            file_shrinks: 1,
+            seq_start: 1,
+            seq_end: 3,
+            writer_ms: 9,
+        };
+        assert_eq!(Done::parse(&d.line()), Some(d));
+        assert_eq!(Done::parse("done 5"), None);
+    }
+
+    #[test]
+    fn plans_are_deterministic_and_mixed() {
+        let features = Features::from_tag("v2.4.2").unwrap();
+        for plan in [Plan::Live, Plan::Stress, Plan::Shrink, Plan::Faults] {
+            let ops = match plan {
+                Plan::Shrink => 2,
+                Plan::Stress => 20_000,
+                _ => 3000,
+            };
+            let mut spec = WriterSpec::new(plan, ops, 12);
+            spec.seed = 7;
+            let a = spec.ops(&features);
+            assert_eq!(a, spec.ops(&features), "{plan:?}");
+            assert!(
+                a.iter().any(|op| matches!(op, Op::Remove { .. })),
+                "{plan:?}"
+            );
+            assert!(a.iter().any(|op| matches!(op, Op::Trim)), "{plan:?}");
+            assert!(a.iter().any(|op| matches!(op, Op::ClearAll)), "{plan:?}");
+            let big = a.iter().any(|op| {
+                matches!(op, Op::Set { value: Value::Bytes(b), .. } if b.len() > 1024)
+                    || matches!(op, Op::Set { value: Value::String(s), .. } if s.len() > 1024)
+            });
+            assert!(big, "{plan:?} has big values");
+        }
+    }
+}
