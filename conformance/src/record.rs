@@ -11,7 +11,7 @@ use crate::differential::workload::{FAR_EXPIRE, SHORT_EXPIRE, VERY_FAR_EXPIRE};
 use crate::error::{Error, Result};
 use crate::sides::official::{OfficialLib, OfficialStore};
 use crate::vocab::clock::{now_secs, sleep_until_secs};
-use crate::vocab::kind::{keys, Features, StoreKind};
+use crate::vocab::kind::{Features, StoreKind};
 use crate::vocab::value::{hex_bytes, Value, ValueType};
 use crate::vocab::SplitMix;
 use crate::writer::value::seeded;
@@ -327,17 +327,6 @@ pub fn record_corpus(
     let path = out.join("manifest.json");
     std::fs::write(&path, manifest.to_json_text()).map_err(|e| Error::io(&path, e))?;
     Ok(manifest)
-}
-
-/// The AES keys the recorder uses, for documentation and tests.
-pub fn recorder_keys() -> [(&'static str, &'static [u8]); 5] {
-    [
-        ("aes128", keys::AES128),
-        ("aes128-short-key", keys::AES128_SHORT),
-        ("aes128-long-key", keys::AES128_LONG),
-        ("aes256", keys::AES256),
-        ("aes256-short-key", keys::AES256_SHORT),
-    ]
 }
 
 #[cfg(test)]

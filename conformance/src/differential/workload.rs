@@ -199,13 +199,6 @@ impl Workload {
     pub fn touched_keys(&self) -> Vec<Key> {
         touched_keys(&self.ops)
     }
-
-    /// True when some set uses a short (sleep-requiring) expiration.
-    pub fn uses_short_expire(&self) -> bool {
-        self.ops.iter().any(
-            |op| matches!(op, Op::Set { expire: Some(d), .. } if *d != 0 && *d <= SHORT_EXPIRE),
-        ) || (self.default_expire != 0 && self.default_expire <= SHORT_EXPIRE)
-    }
 }
 
 /// Every key `ops` touch, in first-touch order, without duplicates.

@@ -77,26 +77,6 @@ impl Value {
             Value::VecBool(_) => ValueType::VecBool,
         }
     }
-
-    /// An approximate encoded size in bytes (used to keep generated workloads bounded).
-    pub fn approx_size(&self) -> usize {
-        match self {
-            Value::Bool(_) => 1,
-            Value::I32(_) | Value::U32(_) | Value::F32(_) => 5,
-            Value::I64(_) | Value::U64(_) | Value::F64(_) => 10,
-            Value::String(s) => s.len() + 5,
-            Value::Bytes(b) => b.len() + 5,
-            Value::Strings(v) => v.iter().map(|s| s.len() + 5).sum::<usize>() + 5,
-            Value::ByteStrings(v) => v.iter().map(|s| s.len() + 5).sum::<usize>() + 5,
-            Value::VecI32(v) => v.len() * 10 + 5,
-            Value::VecU32(v) => v.len() * 5 + 5,
-            Value::VecI64(v) => v.len() * 10 + 5,
-            Value::VecU64(v) => v.len() * 10 + 5,
-            Value::VecF32(v) => v.len() * 4 + 5,
-            Value::VecF64(v) => v.len() * 8 + 5,
-            Value::VecBool(v) => v.len() + 5,
-        }
-    }
 }
 
 impl From<mmkv_reader::decode::Value<'_>> for Value {
