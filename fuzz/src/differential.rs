@@ -11,9 +11,9 @@
 
 use std::path::{Path, PathBuf};
 
-use conformance::judge::exceptions::Scope;
 use conformance::fault::official::{read_official, OfficialOutcome};
 use conformance::fault::reads::{read_reader, ReaderPath};
+use conformance::judge::exceptions::Scope;
 use conformance::judge::state::{judge_outcomes, Verdict};
 use conformance::sides::sys::SysLib;
 use conformance::vocab::STORE_ID;

@@ -20,7 +20,7 @@ fn main() {
         for (s, p, v) in &r.verdicts {
             let k = format!("{s:?}/{} {}", p.name(), v.label());
             *counts.entry(k).or_insert(0usize) += 1;
-            if matches!(v, conformance::fault::verdict::Verdict::Disagree(_)) {
+            if matches!(v, conformance::judge::state::Verdict::Disagree(_)) {
                 bad += 1;
                 println!("{}: {s:?}/{} {v}", f.display(), p.name());
             }
