@@ -27,6 +27,7 @@ pub mod record;
 pub mod report;
 pub mod run;
 pub mod shards;
+pub mod suite;
 pub mod sys;
 pub mod value;
 pub mod view;

@@ -78,6 +78,12 @@ enum Command {
         #[command(subcommand)]
         command: conformance::fault::cli::FaultsCmd,
     },
+    /// The portable suite for any MMKV reader: build, verify, grade (suite/README.md).
+    Suite {
+        /// `build`, `verify` or `grade`.
+        #[command(subcommand)]
+        command: conformance::suite::cli::SuiteCmd,
+    },
     /// Record the corpus store set with the official library of one built version.
     Record {
         /// A built tag (see `mmkv_sys::built_versions`).
@@ -440,6 +446,7 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
             })
         }
         Command::Faults { command } => Ok(conformance::fault::cli::main(command)),
+        Command::Suite { command } => Ok(conformance::suite::cli::main(command)),
         Command::Exceptions => {
             print!("{}", conformance::exceptions::markdown_table());
             Ok(ExitCode::SUCCESS)
