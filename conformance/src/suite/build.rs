@@ -15,15 +15,23 @@ use crate::fault::official::OfficialOutcome;
 use crate::golden::{corpus_root, Manifest, TypedEntry};
 use crate::kind::{Features, StoreKind};
 use crate::suite::case::{
-    Answer, Case, Class, Entry, Era, Open, VersionAnswer, CASES_DIR, DATA_FILE, META_FILE,
+    manifest_entries, Answer, Case, Class, Entry, Era, Open, VersionAnswer, CASES_DIR, DATA_FILE,
+    META_FILE,
 };
 use crate::suite::official::{describe, entries_of, run_jobs, Files, Job};
 use crate::suite::scenarios::{self, Damage2, Written};
 use crate::sys::{built_versions, SysLib};
 use crate::value::ValueType;
 
-/// The scenarios whose stores are damaged (one copy per [`Damage2`]).
-const DAMAGE_BASES: [&str; 3] = ["remove_plain", "remove_aes128", "remove_aes256"];
+/// The scenarios whose stores are damaged, and how.
+fn damages(scenario: &str) -> &'static [Damage2] {
+    match scenario {
+        "remove_plain" => &Damage2::ALL,
+        "remove_aes128" => &[Damage2::TruncateData, Damage2::FlipData],
+        "grown_plain" => &Damage2::GROWN,
+        _ => &[],
+    }
+}
 
 /// A store to become a case once the official library has read it.
 struct Candidate {
@@ -120,8 +128,8 @@ fn written_candidates(
         } else {
             ""
         };
-        if DAMAGE_BASES.contains(&sc.id.as_str()) {
-            for d in Damage2::ALL {
+        {
+            for &d in damages(&sc.id) {
                 if let Some(files) = d.apply(&w)? {
                     out.push(Candidate {
                         base: format!("{tag}_{}_{}", d.id(), sc.id),
@@ -275,6 +283,7 @@ pub fn build(root: &Path, exe: &ChildExe, threads: usize, progress: bool) -> Res
             corpus: c.corpus.clone(),
             expect: Answer {
                 entries: own.clone(),
+                ..Answer::default()
             },
             recover: None,
             answers: Vec::new(),
@@ -293,13 +302,19 @@ pub fn build(root: &Path, exe: &ChildExe, threads: usize, progress: bool) -> Res
             if own.is_empty() {
                 case.class = Class::MustNotRead;
             }
-            case.recover = Some(Answer { entries: rec });
+            case.recover = Some(Answer {
+                entries: rec,
+                ..Answer::default()
+            });
         } else if let Some(o) = second {
             match answer(c, o, false) {
                 Ok(n) if same(&n, &own) => {}
                 Ok(n) => {
                     case.class = Class::VersionDependent;
-                    case.expect = Answer { entries: n };
+                    case.expect = Answer {
+                        entries: n,
+                        ..Answer::default()
+                    };
                     dependent.push(cases.len());
                 }
                 Err(e) => {
@@ -308,12 +323,31 @@ pub fn build(root: &Path, exe: &ChildExe, threads: usize, progress: bool) -> Res
                 }
             }
         }
-        let must = case.class != Class::VersionDependent;
-        if must && !(case.expect.complete() && case.recover.as_ref().is_none_or(Answer::complete)) {
-            summary
-                .excluded
-                .push(format!("{}: an official entry has no typed value", c.base));
+        if case.class != Class::VersionDependent && !case.expect.complete() {
+            summary.excluded.push(format!(
+                "{}: the official default read lists a key whose typed getter returns nothing",
+                c.base
+            ));
             continue;
+        }
+        if let (Some(rel), Class::MustRead) = (&c.corpus, case.class) {
+            let (tag_dir, id) = rel.rsplit_once('/').unwrap_or((rel.as_str(), ""));
+            let manifest = format!("{tag_dir}/manifest.json");
+            let listed = manifest_entries(&corpus.join("..").join(&manifest), id)?;
+            if listed == case.expect.entries {
+                case.expect = Answer {
+                    entries: listed,
+                    manifest: Some(manifest),
+                    store: Some(id.to_string()),
+                    same_as_expect: false,
+                };
+            } else {
+                summary.excluded.push(format!(
+                    "{}: the official answer differs from the corpus manifest",
+                    c.base
+                ));
+                continue;
+            }
         }
         cases.push((case, c));
     }

@@ -131,10 +131,25 @@ pub struct Entry {
 }
 
 /// What the official library reads: its live entries, sorted by key bytes.
+///
+/// In `case.json` two short forms stand for the entries (resolved by [`Case::load`]):
+/// `{"manifest": "corpus/<tag>/manifest.json", "store": "<id>"}` (a golden corpus store whose
+/// manifest lists exactly the official answer: each payload is its value encoded as the writer
+/// encodes it) and, for `recover`, `{"same_as_expect": true}`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Answer {
     /// The live entries.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub entries: Vec<Entry>,
+    /// The corpus manifest (relative to the workspace) holding the entries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest: Option<String>,
+    /// The manifest's store id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
+    /// The entries are those of `expect` (a `recover` answer).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub same_as_expect: bool,
 }
 
 /// One official answer shared by a list of versions (version-dependent cases).
@@ -191,17 +206,40 @@ impl Case {
         Era::of(&self.writer)
     }
 
-    /// Reads `dir/case.json`.
+    /// Reads `dir/case.json` and resolves its short forms (see [`Answer`]); a corpus
+    /// manifest path is relative to the workspace (the folder above the suite's).
     pub fn load(dir: &Path) -> Result<Case> {
         let p = dir.join(CASE_FILE);
         let text = std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))?;
-        serde_json::from_str(&text).map_err(|e| Error::Other(format!("{}: {e}", p.display())))
+        let mut case: Case = serde_json::from_str(&text)
+            .map_err(|e| Error::Other(format!("{}: {e}", p.display())))?;
+        if let (Some(m), Some(id)) = (&case.expect.manifest, &case.expect.store) {
+            let workspace = dir.join("../../..");
+            case.expect.entries = manifest_entries(&workspace.join(m), id)?;
+        }
+        if let Some(r) = case.recover.as_mut().filter(|r| r.same_as_expect) {
+            r.entries = case.expect.entries.clone();
+        }
+        Ok(case)
     }
 
-    /// Writes `dir/case.json` (pretty, one trailing newline).
+    /// Writes `dir/case.json` (compact, one trailing newline), in the short forms where they
+    /// apply.
     pub fn save(&self, dir: &Path) -> Result<()> {
         let p = dir.join(CASE_FILE);
-        let mut text = serde_json::to_string_pretty(self)
+        let mut short = self.clone();
+        if short.expect.manifest.is_some() {
+            short.expect.entries.clear();
+        }
+        if let Some(r) = short.recover.as_mut() {
+            if r.same_as_expect || r.entries == self.expect.entries {
+                *r = Answer {
+                    same_as_expect: true,
+                    ..Answer::default()
+                };
+            }
+        }
+        let mut text = serde_json::to_string(&short)
             .map_err(|e| Error::Other(format!("serializing {}: {e}", self.name)))?;
         text.push('\n');
         std::fs::write(&p, text).map_err(|e| Error::io(&p, e))
@@ -214,6 +252,33 @@ impl Case {
             .as_deref()
             .and_then(hex_bytes::decode)
     }
+}
+
+/// The entries of store `id` in a corpus manifest, with payloads encoded from their values.
+pub fn manifest_entries(manifest: &Path, id: &str) -> Result<Vec<Entry>> {
+    use crate::golden::TypedEntry;
+    let dir = manifest.parent().unwrap_or(Path::new("."));
+    let m = crate::golden::Manifest::load(dir)?;
+    let store = m
+        .stores
+        .iter()
+        .find(|s| s.id == id)
+        .ok_or_else(|| Error::Other(format!("{}: no store {id}", manifest.display())))?;
+    let mut out = Vec::new();
+    for e in &store.entries {
+        let v = e.typed_value().map_err(Error::Other)?;
+        let payload = crate::suite::official::payload_of(&v)
+            .ok_or_else(|| Error::Other(format!("{}: untyped value", e.key)))?;
+        out.push(Entry {
+            key_hex: hex_bytes::encode(e.key.as_bytes()),
+            payload_hex: Some(hex_bytes::encode(&payload)),
+            ty: Some(e.ty.clone()),
+            value: Some(e.value.clone()),
+            expire_at: e.expire_at,
+        });
+    }
+    out.sort_by(|a, b| a.key_hex.cmp(&b.key_hex));
+    Ok(out)
 }
 
 /// Every case folder under `root/cases`, sorted by name.
