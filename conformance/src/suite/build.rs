@@ -254,16 +254,14 @@ pub fn build(root: &Path, exe: &ChildExe, threads: usize, progress: bool) -> Res
         );
     }
     let outcomes = run_jobs(exe, &jobs, threads)?;
-    let mut at = 0;
+    // One outcome per job, in the order the jobs were pushed (one or two per candidate).
+    let mut outs = outcomes.iter();
+    let none = OfficialOutcome::Failed("no outcome".into());
     let mut cases: Vec<(Case, &Candidate)> = Vec::new();
     let mut dependent = Vec::new();
     for c in &cands {
-        let own = &outcomes[at];
-        at += 1;
-        let second = (c.damaged || c.writer != newest).then(|| {
-            at += 1;
-            &outcomes[at - 1]
-        });
+        let own = outs.next().unwrap_or(&none);
+        let second = (c.damaged || c.writer != newest).then(|| outs.next().unwrap_or(&none));
         let own = match answer(c, own, false) {
             Ok(a) => a,
             Err(e) => {

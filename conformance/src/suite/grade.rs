@@ -239,7 +239,12 @@ fn run_driver(command: &str, dir: &Path, timeout: Duration) -> Output {
     if (129..=159).contains(&code) {
         return Output::Crash(format!("exit {code} (signal {} in the shell)", code - 128));
     }
-    if stderr.contains("panicked at") || stderr.contains("Traceback (most recent call last)") {
+    if let Some(at) = stderr.find("panicked at") {
+        // the panic line and its message (the next line)
+        let panic: Vec<&str> = stderr[at..].lines().take(2).collect();
+        return Output::Crash(panic.join(": ").chars().take(200).collect());
+    }
+    if stderr.contains("Traceback (most recent call last)") {
         return Output::Crash(last(&stderr));
     }
     match parse_output(&stdout) {

@@ -18,7 +18,10 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-fn read(dir: &Path) -> Result<Vec<(Vec<u8>, Vec<u8>)>, String> {
+/// `(key, value)` pairs as the crate returns them.
+type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
+
+fn read(dir: &Path) -> Result<Pairs, String> {
     let text = std::fs::read_to_string(dir.join("case.json")).map_err(|e| e.to_string())?;
     let case: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
     let open = &case["open"];
