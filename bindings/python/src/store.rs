@@ -501,7 +501,7 @@ fn short_meta(path: &std::path::Path, opts: &Options) -> Result<Backend, ReaderE
         .entries()
         .map(|(k, p, t)| (k.to_vec(), p.to_vec(), t))
         .collect();
-    Ok(Store::recovered_from(live, snap.meta().clone()))
+    Ok(Store::recovered_from(live, *snap.meta()))
 }
 
 /// `recover=True` on a reset store: its surviving records, when they walk cleanly.

@@ -69,13 +69,14 @@ def test_missing_and_short_files(tmp_path):
     p = copy_store(PLAIN, tmp_path)
     (tmp_path / "s.crc").write_bytes(b"\x01\x02")
     # A `.crc` shorter than its structure is read zero-filled, as the official library maps it
-    # (a fixed view): the region falls back to the data header's size, 0 from v2.4.0 (the
-    # official default opens such a store empty), the records' size before.
-    s = mmkv_reader.Store(p)
-    assert s.recovered and len(s) == 0
-    old = write_store(tmp_path / "old", record("a", varint(7)))
-    (tmp_path / "old.crc").write_bytes(b"\x01\x02")
-    assert mmkv_reader.Store(old).get_i32("a") == 7
+    # (a fixed view): here its CRC no longer matches, which the official default discards.
+    with pytest.raises(mmkv_reader.CorruptStoreError, match="CRC mismatch"):
+        mmkv_reader.Store(p)
+    # A meta of version 1 cut to 20 bytes keeps its CRC; the size comes from the data header.
+    old = write_store(tmp_path / "old", record("a", varint(7)), version=1)
+    (tmp_path / "old.crc").write_bytes((tmp_path / "old.crc").read_bytes()[:20])
+    s = mmkv_reader.Store(old)
+    assert s.recovered and s.get_i32("a") == 7
     # The drop-in locates the region like `mmkv dump --recover` (the official OnErrorRecover):
     # a short `.crc` is read zero-filled to a page, as the official library maps it, so the
     # region falls back to the data header's size, which v2.4.0+ always writes as 0.

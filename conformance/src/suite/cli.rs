@@ -1,4 +1,5 @@
-//! `conformance suite build|verify|grade` and the `read` child.
+//! `conformance suite build|verify|grade` (official reads run in `conformance faults read`
+//! children).
 //!
 //! ```text
 //! conformance suite build  [--suite DIR] [--jobs N]
@@ -11,18 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Subcommand;
-use mmkv_sys::ErrorStrategy;
-
-use crate::fault::official::child_read_main;
-use crate::kind::StoreKind;
+use crate::fault::cli::ChildExe;
 use crate::suite::case::{suite_root, Class, Era};
 use crate::suite::grade::{grade_all, ReaderSpec};
-use crate::suite::official::child_exe;
-use crate::sys::SysLib;
-
-/// The subcommand of the `conformance` binary.
-pub const SUBCOMMAND: &str = "suite";
+use clap::Subcommand;
 
 /// `conformance suite ...`.
 #[derive(Debug, Subcommand)]
@@ -74,22 +67,6 @@ pub enum SuiteCmd {
         #[arg(long)]
         only: Option<String>,
     },
-    /// (internal) Child: official reads of store copies (discard runs, then recover runs).
-    #[command(hide = true)]
-    Read {
-        /// A built tag.
-        #[arg(long)]
-        tag: String,
-        /// Store kind.
-        #[arg(long)]
-        kind: StoreKind,
-        /// Copies to open with OnErrorDiscard.
-        #[arg(long)]
-        discard: Vec<PathBuf>,
-        /// Copies to open with OnErrorRecover.
-        #[arg(long)]
-        recover: Vec<PathBuf>,
-    },
 }
 
 fn threads(jobs: Option<usize>) -> usize {
@@ -106,10 +83,10 @@ fn root(suite: Option<PathBuf>) -> PathBuf {
 
 /// Runs one `conformance suite ...` command: 0 passed, 1 failed, 2 could not run.
 pub fn main(cmd: SuiteCmd) -> ExitCode {
-    let exe = match std::env::current_exe() {
-        Ok(e) => child_exe(e),
+    let exe = match ChildExe::this() {
+        Ok(e) => e,
         Err(e) => {
-            eprintln!("suite: current_exe: {e}");
+            eprintln!("suite: {e}");
             return ExitCode::from(2);
         }
     };
@@ -225,31 +202,6 @@ pub fn main(cmd: SuiteCmd) -> ExitCode {
             } else {
                 ExitCode::from(1)
             }
-        }
-        SuiteCmd::Read {
-            tag,
-            kind,
-            discard,
-            recover,
-        } => {
-            let lib = match SysLib::load(&tag) {
-                Ok(l) => l,
-                Err(e) => {
-                    eprintln!("suite read: {e}");
-                    return ExitCode::from(1);
-                }
-            };
-            let runs: Vec<(ErrorStrategy, &Path)> = discard
-                .iter()
-                .map(|d| (ErrorStrategy::Discard, d.as_path()))
-                .chain(
-                    recover
-                        .iter()
-                        .map(|d| (ErrorStrategy::Recover, d.as_path())),
-                )
-                .collect();
-            child_read_main(&lib, kind, &runs);
-            ExitCode::SUCCESS
         }
     }
 }

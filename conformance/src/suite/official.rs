@@ -1,10 +1,10 @@
 //! The official answers of the suite: copies of a case's files reopened by one official
-//! version with one error strategy, in child processes (the fault suite's `read` child: a crash
+//! version with one error strategy, in child processes (`conformance faults read`: a crash
 //! or a hang of the library on a damaged store cannot take `build` or `verify` down), and the
 //! conversion of what it read into [`Answer`] entries.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 
 use mmkv_sys::ErrorStrategy;
@@ -69,14 +69,6 @@ pub struct Job<'a> {
     pub strategy: ErrorStrategy,
     /// The store.
     pub files: &'a Files,
-}
-
-/// The child program: `conformance suite read` (the fault suite's reads, many stores per child).
-pub fn child_exe(exe: PathBuf) -> ChildExe {
-    ChildExe {
-        exe,
-        prefix: vec![super::cli::SUBCOMMAND.to_string()],
-    }
 }
 
 /// Runs every job (grouped by version and kind, [`PER_CHILD`] per child, `threads` children at

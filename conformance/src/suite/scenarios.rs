@@ -112,15 +112,7 @@ pub fn scenarios(features: &Features) -> Vec<Scenario> {
         ops.push(Op::Remove(key(25)));
         ops
     };
-    for kind in [
-        StoreKind::Plain,
-        StoreKind::Multi,
-        StoreKind::Aes128,
-        StoreKind::Aes128ShortKey,
-        StoreKind::Aes128LongKey,
-        StoreKind::Aes256,
-        StoreKind::Aes256ShortKey,
-    ] {
+    for kind in StoreKind::ALL.into_iter().filter(|k| !k.key_expire()) {
         add(
             &format!("remove_{kind}"),
             &format!("{kind}: 30 keys of every type, 9 removed (removed keys must not be listed)"),
