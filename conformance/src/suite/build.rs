@@ -10,7 +10,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use mmkv_sys::ErrorStrategy;
 
 use crate::error::{Error, Result};
-use crate::fault::cli::ChildExe;
 use crate::fault::official::OfficialOutcome;
 use crate::golden::{corpus_root, Manifest, TypedEntry};
 use crate::kind::{Features, StoreKind};
@@ -22,6 +21,7 @@ use crate::suite::official::{describe, entries_of, run_jobs, Files, Job};
 use crate::suite::scenarios::{self, Damage2, Written};
 use crate::sys::{built_versions, SysLib};
 use crate::value::ValueType;
+use crate::writer::child::ChildExe;
 
 /// The scenarios whose stores are damaged, and how.
 fn damages(scenario: &str) -> &'static [Damage2] {

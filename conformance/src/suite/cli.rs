@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::fault::cli::ChildExe;
 use crate::suite::case::{suite_root, Class, Era};
 use crate::suite::grade::{grade_all, ReaderSpec};
+use crate::writer::child::ChildExe;
 use clap::Subcommand;
 
 /// `conformance suite ...`.

@@ -10,14 +10,14 @@ use std::sync::Mutex;
 use mmkv_sys::ErrorStrategy;
 
 use crate::error::{Error, Result};
-use crate::fault::cli::ChildExe;
 use crate::fault::official::{spawn_reads, OfficialOutcome};
 use crate::fault::reads::Reads;
-use crate::fault::writer::STORE_ID;
 use crate::golden::{Entry as ManifestEntry, TypedEntry};
 use crate::kind::StoreKind;
 use crate::suite::case::Entry;
 use crate::value::{hex_bytes, Value, ValueType};
+use crate::vocab::names::STORE_ID;
+use crate::writer::child::ChildExe;
 
 /// Stores one child reads (one version loaded once for all of them).
 const PER_CHILD: usize = 24;

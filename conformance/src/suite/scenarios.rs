@@ -8,11 +8,11 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::fault::damage::{Damage, Mutation, Which};
-use crate::fault::writer::STORE_ID;
 use crate::kind::{Features, StoreKind};
 use crate::official::{hold_process, OfficialLib};
 use crate::suite::official::Files;
 use crate::value::{Value, ValueType};
+use crate::vocab::names::STORE_ID;
 
 /// One write operation of a scenario.
 #[derive(Debug, Clone)]

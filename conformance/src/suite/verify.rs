@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use mmkv_sys::ErrorStrategy;
 
 use crate::error::Result;
-use crate::fault::cli::ChildExe;
 use crate::fault::official::OfficialOutcome;
 use crate::suite::case::{load_all, Case, Class, Entry, DATA_FILE, META_FILE};
 use crate::suite::official::{describe, differences, run_jobs, Files, Job};
 use crate::sys::built_versions;
+use crate::writer::child::ChildExe;
 
 /// What `verify` found.
 #[derive(Debug, Default)]
