@@ -40,6 +40,12 @@ pub enum Command {
         #[command(subcommand)]
         command: conformance::fault::cli::FaultsCmd,
     },
+    /// The portable suite for any MMKV reader: build, verify, grade (suite/README.md).
+    Suite {
+        /// `build`, `verify` or `grade`.
+        #[command(subcommand)]
+        command: conformance::suite::cli::SuiteCmd,
+    },
     /// Record the corpus store set with the official library of one built version.
     Record {
         /// A built tag (see `mmkv_sys::built_versions`).

@@ -11,6 +11,7 @@
 //! - [`live`]: a seeded multi-process writer and the model that checks concurrent reads;
 //! - [`corpus`]: golden corpora; [`record`]: writes a corpus store set;
 //! - [`report`]: the version × store-kind matrix;
+//! - [`suite`]: the portable conformance suite for any MMKV reader (build, verify, grade);
 //! - [`writer`]: the child processes that run the official library (one way to spawn and
 //!   watch them).
 #![warn(missing_docs)]
@@ -24,6 +25,7 @@ pub mod live;
 pub mod record;
 pub mod report;
 pub mod sides;
+pub mod suite;
 pub mod vocab;
 pub mod writer;
 

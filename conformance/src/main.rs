@@ -294,6 +294,7 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
             })
         }
         Command::Faults { command } => Ok(conformance::fault::cli::main(command)),
+        Command::Suite { command } => Ok(conformance::suite::cli::main(command)),
         Command::Exceptions => {
             print!("{}", conformance::judge::exceptions::markdown_table());
             Ok(ExitCode::SUCCESS)

@@ -93,7 +93,9 @@ enum Backend {
 ///     recover: when the strict reader refuses the store because of a CRC mismatch, read its
 ///         region anyway; when the store was reset (recorded size 0, e.g. after `clearAll()`)
 ///         and its old records still walk cleanly to the end of the file, read those. A
-///         recovered store is a fixed view (`recovered` is True; no check-on-read).
+///         recovered store is a fixed view (`recovered` is True; no check-on-read). A meta file
+///         shorter than its structure is read zero-filled, as the official library reads it,
+///         also as a fixed view.
 ///     now: evaluate key expiration at this time (epoch seconds) instead of the system clock.
 ///
 /// Raises:
@@ -191,7 +193,7 @@ impl Store {
         }
         let at = now.unwrap_or_else(now_secs);
         let keyed = key.is_some();
-        let backend = match mmkv_reader::Store::open(&path, opts) {
+        let backend = match mmkv_reader::Store::open(&path, opts.clone()) {
             Ok(s) => {
                 let reset = s.is_empty() && s.snapshot().region_len() == 0;
                 if recover && reset {
@@ -209,6 +211,8 @@ impl Store {
                     .collect();
                 Store::recovered_from(live, a.raw.meta)
             }
+            Err(ReaderError::MetaTooShort { .. }) => short_meta(&path, &opts)
+                .map_err(|e| reader_err(&path.display().to_string(), &e, keyed))?,
             Err(e) => return Err(reader_err(&path.display().to_string(), &e, keyed)),
         };
         Ok(Store {
@@ -483,6 +487,21 @@ impl Store {
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         self.typed(py, &key.0, ValueType::VecF64)
     }
+}
+
+/// A meta file shorter than its structure: the official library reads it zero-filled (its
+/// default strategy then decides), as [`mmkv_reader::load_bytes`] does; `Store::open` refuses it
+/// because it keeps the meta mapped for the check-on-read, so this is a fixed view of one load.
+fn short_meta(path: &std::path::Path, opts: &Options) -> Result<Backend, ReaderError> {
+    let data = std::fs::read(path).map_err(|e| ReaderError::io(path, &e))?;
+    let meta_path = mmkv_reader::meta_path(path);
+    let meta = std::fs::read(&meta_path).map_err(|e| ReaderError::io(&meta_path, &e))?;
+    let (snap, _) = mmkv_reader::load_bytes(&meta, &data, opts)?;
+    let live = snap
+        .entries()
+        .map(|(k, p, t)| (k.to_vec(), p.to_vec(), t))
+        .collect();
+    Ok(Store::recovered_from(live, *snap.meta()))
 }
 
 /// `recover=True` on a reset store: its surviving records, when they walk cleanly.

@@ -68,8 +68,15 @@ def test_missing_and_short_files(tmp_path):
         mmkv_reader.Store(tmp_path / "nothing")
     p = copy_store(PLAIN, tmp_path)
     (tmp_path / "s.crc").write_bytes(b"\x01\x02")
-    with pytest.raises(mmkv_reader.CorruptStoreError, match="meta file too short"):
+    # A `.crc` shorter than its structure is read zero-filled, as the official library maps it
+    # (a fixed view): here its CRC no longer matches, which the official default discards.
+    with pytest.raises(mmkv_reader.CorruptStoreError, match="CRC mismatch"):
         mmkv_reader.Store(p)
+    # A meta of version 1 cut to 20 bytes keeps its CRC; the size comes from the data header.
+    old = write_store(tmp_path / "old", record("a", varint(7)), version=1)
+    (tmp_path / "old.crc").write_bytes((tmp_path / "old.crc").read_bytes()[:20])
+    s = mmkv_reader.Store(old)
+    assert s.recovered and s.get_i32("a") == 7
     # The drop-in locates the region like `mmkv dump --recover` (the official OnErrorRecover):
     # a short `.crc` is read zero-filled to a page, as the official library maps it, so the
     # region falls back to the data header's size, which v2.4.0+ always writes as 0.

@@ -4,10 +4,10 @@
 //!
 //! ```text
 //! conformance faults run [--states 1000] [--seed 1] [--tags v2.4.2,v1.3.14] [--ops 120]
-//! conformance faults read --tag T --kind K [--discard DIR] [--recover DIR]
+//! conformance faults read --tag T --kind K [--discard DIR]... [--recover DIR]...
 //! ```
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Subcommand;
@@ -53,12 +53,12 @@ pub enum FaultsCmd {
         /// Store kind.
         #[arg(long)]
         kind: StoreKind,
-        /// Copy to open with OnErrorDiscard.
+        /// Copies to open with OnErrorDiscard (read first, in order).
         #[arg(long)]
-        discard: Option<PathBuf>,
-        /// Copy to open with OnErrorRecover.
+        discard: Vec<PathBuf>,
+        /// Copies to open with OnErrorRecover (read after the discard copies).
         #[arg(long)]
-        recover: Option<PathBuf>,
+        recover: Vec<PathBuf>,
     },
 }
 
@@ -134,13 +134,15 @@ pub fn main(cmd: FaultsCmd) -> ExitCode {
                     return ExitCode::from(1);
                 }
             };
-            let mut runs = Vec::new();
-            if let Some(d) = &discard {
-                runs.push((ErrorStrategy::Discard, d.as_path()));
-            }
-            if let Some(d) = &recover {
-                runs.push((ErrorStrategy::Recover, d.as_path()));
-            }
+            let runs: Vec<(ErrorStrategy, &Path)> = discard
+                .iter()
+                .map(|d| (ErrorStrategy::Discard, d.as_path()))
+                .chain(
+                    recover
+                        .iter()
+                        .map(|d| (ErrorStrategy::Recover, d.as_path())),
+                )
+                .collect();
             child_read_main(&lib, kind, &runs);
             ExitCode::SUCCESS
         }

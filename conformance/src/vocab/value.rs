@@ -77,6 +77,34 @@ impl Value {
             Value::VecBool(_) => ValueType::VecBool,
         }
     }
+
+    /// The reader's payload encoding of a typed value (the official writer's encoding, from
+    /// `mmkv_reader::test_support`); `None` for byte-string vectors (never read back typed).
+    pub fn payload(&self) -> Option<Vec<u8>> {
+        use mmkv_reader::decode::Value as R;
+        use mmkv_reader::test_support::encode_value;
+        let r = match self {
+            Value::Bool(x) => R::Bool(*x),
+            Value::I32(x) => R::I32(*x),
+            Value::U32(x) => R::U32(*x),
+            Value::I64(x) => R::I64(*x),
+            Value::U64(x) => R::U64(*x),
+            Value::F32(x) => R::F32(*x),
+            Value::F64(x) => R::F64(*x),
+            Value::String(x) => R::String(x),
+            Value::Bytes(x) => R::Bytes(x),
+            Value::Strings(x) => R::Strings(x.clone()),
+            Value::ByteStrings(_) => return None,
+            Value::VecI32(x) => R::VecI32(x.clone()),
+            Value::VecU32(x) => R::VecU32(x.clone()),
+            Value::VecI64(x) => R::VecI64(x.clone()),
+            Value::VecU64(x) => R::VecU64(x.clone()),
+            Value::VecF32(x) => R::VecF32(x.clone()),
+            Value::VecF64(x) => R::VecF64(x.clone()),
+            Value::VecBool(x) => R::VecBool(x.clone()),
+        };
+        Some(encode_value(&r))
+    }
 }
 
 impl From<mmkv_reader::decode::Value<'_>> for Value {

@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""Suite driver for mmkv_reader.Store: `python3 mmkv_reader_store.py CASE_DIR`.
+
+The minimal example of suite/README.md: open the case's store as case.json says, print every
+live key with its value payload (hex), or the reader's error. Standard library + mmkv_reader.
+"""
+import json
+import os
+import sys
+
+import mmkv_reader
+
+
+def main(case_dir):
+    with open(os.path.join(case_dir, "case.json")) as f:
+        opening = json.load(f)["open"]
+    key_hex = opening["crypt_key_hex"]
+    try:
+        store = mmkv_reader.Store(
+            os.path.join(case_dir, "store"),
+            crypt_key=bytes.fromhex(key_hex) if key_hex else None,
+            aes256=opening["aes256"],
+        )
+        entries = [
+            {"key": k.hex(), "value": store.raw_value(k).hex()}
+            for k in store.keys(raw=True)
+        ]
+    except mmkv_reader.MMKVReaderError as e:
+        print(json.dumps({"error": str(e)}))
+        return
+    print(json.dumps({"entries": entries}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
