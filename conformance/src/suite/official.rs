@@ -16,7 +16,7 @@ use crate::fault::reads::Reads;
 use crate::suite::case::Entry;
 use crate::vocab::kind::StoreKind;
 use crate::vocab::names::STORE_ID;
-use crate::vocab::value::{hex_bytes, Value, ValueType};
+use crate::vocab::value::{hex_bytes, ValueType};
 use crate::writer::child::ChildExe;
 
 /// Stores one child reads (one version loaded once for all of them).
