@@ -360,7 +360,8 @@ fn write_if_changed(path: &Path, data: &[u8]) -> Result<(), String> {
 
 /// cmake-builds Core (static, PIC, Release, one unity translation unit per 32 sources) and
 /// links shim + Core into libmmkv_shim_<tag>.so, both in the version's cache directory
-/// `<cache>/<tag>-<key>`, key = (tag, pinned Core tree or override path, flags, compiler).
+/// `<cache>/<tag>-<key>`, key = (tag, pinned Core tree or override path, flags, compiler); the
+/// library in its subdirectory `shim-<hash of the shim sources, link arguments and libcore>`.
 fn build_version(
     job: &Job,
     core: &Path,
@@ -442,8 +443,6 @@ fn build_version(
     std::fs::create_dir_all(&include).map_err(|e| format!("create {}: {e}", include.display()))?;
     write_if_changed(&include.join("shim_caps.h"), caps::c_header().as_bytes())?;
 
-    let so = dir.join(format!("libmmkv_shim_{tag}.so"));
-    let tmp_so = dir.join(format!("libmmkv_shim_{tag}.so.tmp"));
     let mut args: Vec<String> = vec![
         "-std=c++20".into(),
         "-O2".into(),
@@ -467,6 +466,8 @@ fn build_version(
         "-lpthread".into(),
         format!("-Wl,--version-script={}", shim.join("shim.map").display()),
         "-Wl,-Bsymbolic".into(),
+        // The test clock (shim.cpp `__wrap_time`): Core's `time()` calls go through the shim.
+        "-Wl,--wrap=time".into(),
         "-Wl,--no-undefined".into(),
         "-o".into(),
     ]);
@@ -488,6 +489,14 @@ fn build_version(
         meta.modified().ok(),
         key
     );
+    // One subdirectory per shim fingerprint: builds of different shim sources or link flags
+    // (two branches sharing MMKV_SYS_CACHE) each keep their own library instead of replacing
+    // each other's (a loaded library of another shim ABI fails to load), and share libcore.a.
+    let shim_dir = dir.join(format!("shim-{:016x}", hash_of(&fp)));
+    std::fs::create_dir_all(&shim_dir)
+        .map_err(|e| format!("create {}: {e}", shim_dir.display()))?;
+    let so = shim_dir.join(format!("libmmkv_shim_{tag}.so"));
+    let tmp_so = shim_dir.join(format!("libmmkv_shim_{tag}.so.tmp"));
     let fp_file = so.with_extension("so.fingerprint");
     if so.is_file() && std::fs::read_to_string(&fp_file).ok().as_deref() == Some(fp.as_str()) {
         return Ok(so);

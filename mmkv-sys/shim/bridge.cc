@@ -76,6 +76,10 @@ void ShimLibrary::set_error_strategy(bool recover) const {
     check(m_api->set_error_strategy(recover ? 1 : 0), "registerErrorHandler");
 }
 
+void ShimLibrary::set_test_time(bool has_time, int64_t secs) const {
+    check(m_api->set_test_time(has_time ? 1 : 0, secs), "set_test_time");
+}
+
 size_t ShimLibrary::open(rust::Slice<const uint8_t> dir, rust::Slice<const uint8_t> id, bool multi,
                          rust::Slice<const uint8_t> key, bool has_key, bool aes256) const {
     void *out = nullptr;

@@ -23,6 +23,7 @@ public:
     uint32_t shim_version() const;
     uint64_t caps() const;
     void set_error_strategy(bool recover) const;
+    void set_test_time(bool has_time, int64_t secs) const;
 
     size_t open(rust::Slice<const uint8_t> dir, rust::Slice<const uint8_t> id, bool multi,
                 rust::Slice<const uint8_t> key, bool has_key, bool aes256) const;

@@ -12,8 +12,11 @@
 #include "MMKV.h"
 #include "MMKVPredef.h"
 
+#include <atomic>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <exception>
 #include <mutex>
 #include <string_view>
@@ -24,6 +27,31 @@
 #ifndef MMKV_SHIM_VERSION
 #error "MMKV_SHIM_VERSION must be defined"
 #endif
+
+// ---- the test clock ---------------------------------------------------------------------
+// build.rs links this library with `-Wl,--wrap=time`: every call to `time()` in Core's
+// objects and in this file is bound at link time to `__wrap_time`, and `__real_time` is libc's
+// `time()`. Core's only clock is `time(nullptr)`: `MMKV::getCurrentTimeInSecond()` (expire
+// times written and judged) and `srand(time(nullptr))` before the random IVs of encrypted
+// stores. Nothing else is interposed: `clock_gettime`, `gettimeofday` and file times are the
+// real ones, and libraries of other versions (and the process) keep their own `time()`.
+namespace {
+constexpr int64_t kNoTestTime = INT64_MIN;
+std::atomic<int64_t> g_testTime{kNoTestTime};
+} // namespace
+
+extern "C" time_t __real_time(time_t *out);
+
+extern "C" time_t __wrap_time(time_t *out) {
+    const int64_t secs = g_testTime.load(std::memory_order_acquire);
+    if (secs == kNoTestTime) {
+        return __real_time(out);
+    }
+    if (out) {
+        *out = static_cast<time_t>(secs);
+    }
+    return static_cast<time_t>(secs);
+}
 
 // Newer MMKV versions may declare their types in namespace mmkv; older ones keep MMKV global.
 namespace mmkv {}
@@ -683,6 +711,14 @@ int rekey(void *h, bytes_t key, size_t keyLen, int aes256, int *ret) {
     return guarded([&] { return rekeyImpl(as(h), bytes(key, keyLen), aes256, ret); });
 }
 
+int setTestTime(int hasTime, int64_t secs) {
+    if (hasTime && secs == kNoTestTime) {
+        return MMKV_SHIM_BAD_ARG;
+    }
+    g_testTime.store(hasTime ? secs : kNoTestTime, std::memory_order_release);
+    return MMKV_SHIM_OK;
+}
+
 #if MMKV_SHIM_VERSION >= 10102
 const char *const kVersion = MMKV_VERSION;
 #else
@@ -735,6 +771,7 @@ const mmkv_shim_api_t kApi = {
     valueSize,
     rekey,
     removeKeys,
+    setTestTime,
 };
 
 } // namespace

@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define MMKV_SHIM_ABI_VERSION 1u
+#define MMKV_SHIM_ABI_VERSION 2u
 
 // Status codes returned by every table function.
 #define MMKV_SHIM_OK 0
@@ -106,6 +106,11 @@ typedef struct mmkv_shim_api {
     int (*rekey)(void *h, bytes_t key, size_t key_len, int aes256, int *ret);
     // removeValuesForKeys: `count` keys, key i is data[offsets[i] .. offsets[i+1]].
     int (*remove_keys)(void *h, bytes_t data, const size_t *offsets, size_t count);
+
+    // The test clock of this library: with has_time=1 every `time()` call of this library
+    // (Core and shim; the library is linked with -Wl,--wrap=time) returns `secs` from now on;
+    // with has_time=0 it calls the real `time()` again.
+    int (*set_test_time)(int has_time, int64_t secs);
 } mmkv_shim_api_t;
 
 typedef const mmkv_shim_api_t *(*mmkv_shim_api_fn)(uint32_t abi_version);

@@ -19,6 +19,7 @@ pub(crate) mod ffi {
         fn shim_version(self: &ShimLibrary) -> u32;
         fn caps(self: &ShimLibrary) -> u64;
         fn set_error_strategy(self: &ShimLibrary, recover: bool) -> Result<()>;
+        fn set_test_time(self: &ShimLibrary, has_time: bool, secs: i64) -> Result<()>;
 
         fn open(
             self: &ShimLibrary,

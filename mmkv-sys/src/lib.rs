@@ -33,6 +33,10 @@
 //! first: with auto key expiration off, the library ignores the duration (its debug assert is
 //! compiled out in the Release build used here), exactly as an application would see it.
 //!
+//! ## Time
+//! Every version's `time()` is wrapped at link time: [`test_clock::set`] gives all loaded
+//! versions one controllable clock (expiry without sleeping); unset, they read the real clock.
+//!
 //! ## Unsupported calls
 //! A call the loaded version does not offer (an expire duration before v1.3.0, typed vectors
 //! before v1.3.6, AES-256 before v2.3.0, …) returns [`Error::Unsupported`], never crashes.
@@ -46,6 +50,7 @@
 
 mod bridge;
 mod caps;
+pub mod test_clock;
 pub mod versions;
 
 use bridge::{ffi, ByteSink};
@@ -221,6 +226,14 @@ impl Lib {
         self.ffi.as_ref().expect("loaded shim library")
     }
 
+    /// Sets this library's test clock (see [`test_clock`]).
+    fn apply_test_time(&self, secs: Option<u32>) {
+        // The shim refuses only i64::MIN, which no u32 is.
+        let _ = self
+            .shim()
+            .set_test_time(secs.is_some(), secs.map_or(0, i64::from));
+    }
+
     fn err(&self, e: cxx::Exception) -> Error {
         let msg = e.what();
         if let Some(what) = msg.strip_prefix("unsupported: ") {
@@ -300,6 +313,8 @@ impl Official {
             caps,
             open: Mutex::new(HashMap::new()),
         });
+        // Loaded under the registry lock, so a concurrent `test_clock::set` cannot be missed.
+        lib.apply_test_time(test_clock::get());
         libs.insert(key, lib.clone());
         Ok(Official { lib })
     }
