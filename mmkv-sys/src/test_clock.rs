@@ -24,33 +24,50 @@
 //! must not run beside tests that rely on the real clock).
 
 use crate::registry;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The test time of every official library (`None`: the real clock).
-static TEST_TIME: std::sync::Mutex<Option<u32>> = std::sync::Mutex::new(None);
+/// The test time of every official library; [`UNSET`]: the real clock. Written only under the
+/// registry lock (so loads and updates are ordered); read without it.
+static TEST_TIME: AtomicU64 = AtomicU64::new(UNSET);
+const UNSET: u64 = u64::MAX;
+
+/// Applies `f` to the current setting and installs its result in every loaded version (and in
+/// every version loaded later), atomically with respect to other updates and loads.
+fn update(f: impl FnOnce(Option<u32>) -> Option<u32>) -> Option<u32> {
+    let libs = registry().lock().unwrap_or_else(|p| p.into_inner());
+    let secs = f(get());
+    TEST_TIME.store(secs.map_or(UNSET, u64::from), Ordering::SeqCst);
+    for lib in libs.values() {
+        lib.apply_test_time(secs);
+    }
+    secs
+}
 
 /// Sets the official libraries' clock: `Some(secs)` makes `time()` of every loaded version (and
 /// of every version loaded later) return `secs` (epoch seconds); `None` restores the real clock.
 pub fn set(secs: Option<u32>) {
-    // Under the registry lock: a version loaded concurrently gets the new value.
-    let libs = registry().lock().unwrap_or_else(|p| p.into_inner());
-    *TEST_TIME.lock().unwrap_or_else(|p| p.into_inner()) = secs;
-    for lib in libs.values() {
-        lib.apply_test_time(secs);
-    }
+    update(|_| secs);
 }
 
 /// The test time now set, `None` when the official libraries read the real clock.
 pub fn get() -> Option<u32> {
-    *TEST_TIME.lock().unwrap_or_else(|p| p.into_inner())
+    match TEST_TIME.load(Ordering::SeqCst) {
+        UNSET => None,
+        t => u32::try_from(t).ok(),
+    }
 }
 
 /// Moves the test time forward by `secs` (saturating) and returns the new time; when no test
-/// time is set, starts it from the real clock's current second first.
+/// time is set, starts it from [`real_now`] first.
 pub fn advance(secs: u32) -> u32 {
-    let base = get().unwrap_or_else(real_now);
-    let now = base.saturating_add(secs);
-    set(Some(now));
-    now
+    update(|t| Some(t.unwrap_or_else(real_now).saturating_add(secs))).unwrap_or(u32::MAX)
+}
+
+/// Moves the test time to `secs` unless it is already there or later (it never goes back, so
+/// threads advancing one shared clock cannot undo each other); when no test time is set, starts
+/// it from [`real_now`] first. Returns the new time.
+pub fn advance_to(secs: u32) -> u32 {
+    update(|t| Some(t.unwrap_or_else(real_now).max(secs))).unwrap_or(u32::MAX)
 }
 
 /// The real clock's current second (the precise clock; the official `time()` may still be a

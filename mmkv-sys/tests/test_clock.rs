@@ -161,6 +161,13 @@ fn the_test_time_applies_to_every_loaded_version() {
         assert_eq!(store.get_i32(b"k").unwrap(), Some(1), "{tag} at +9");
         test_clock::set(Some(1_000_000_010));
         assert_eq!(store.get_i32(b"k").unwrap(), None, "{tag} at +10");
+        // Never backwards: advance_to an earlier second keeps the later one.
+        assert_eq!(test_clock::advance_to(1_000_000_005), 1_000_000_010);
+        assert_eq!(
+            store.get_i32(b"k").unwrap(),
+            None,
+            "{tag} advance_to earlier"
+        );
         test_clock::set(Some(1_000_000_000));
         store.close().unwrap();
     }
