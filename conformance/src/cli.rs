@@ -148,6 +148,13 @@ pub struct ReportArgs {
     /// Seed of the fault suite.
     #[arg(long, default_value_t = 1)]
     pub fault_seed: u64,
+    /// Versions run at once, each cell a child process (default: one per core).
+    #[arg(long, env = "CONFORMANCE_JOBS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub jobs: Option<u64>,
+    /// Run every cell on the real clock, sleeping through short expiries (default: the test
+    /// clock, except the expiring cells of the newest version of each era).
+    #[arg(long, env = "CONFORMANCE_REAL_CLOCK")]
+    pub real_clock: bool,
 }
 
 /// What `report` runs, validated.
@@ -172,6 +179,10 @@ pub struct ReportRun {
     pub fault_states: usize,
     /// Seed of the fault suite.
     pub fault_seed: u64,
+    /// Rows run at once (1 with `in_process`).
+    pub jobs: usize,
+    /// Every cell on the real clock.
+    pub real_clock: bool,
 }
 
 impl ReportArgs {
@@ -199,11 +210,19 @@ impl ReportArgs {
                 gen: GenConfig::default(),
                 only: self.only,
                 many_keys: self.many_keys,
+                real_clock_tags: Vec::new(),
             },
             live_ops: self.live_ops,
             in_process: self.in_process,
             fault_states: self.fault_states,
             fault_seed: self.fault_seed,
+            // In-process cells share this process's official libraries and clock: one at a time.
+            jobs: match self.jobs {
+                _ if self.in_process => 1,
+                Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
+                None => conformance::report::pool::default_jobs(),
+            },
+            real_clock: self.real_clock,
         }))
     }
 }

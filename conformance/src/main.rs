@@ -6,13 +6,11 @@ mod cli;
 use std::process::ExitCode;
 
 use clap::Parser;
-use indicatif::{ProgressBar, ProgressStyle};
 
 use cli::{Cli, Command, OutputArgs, ReportRequest, ReportRun};
 use conformance::corpus::golden::check_corpus_dir;
 use conformance::differential::failures::load_repro;
 use conformance::differential::runner::run_repro;
-use conformance::differential::workload::GenConfig;
 use conformance::fault::suite::SuiteConfig;
 use conformance::record::{record_corpus, RecordSpec};
 use conformance::report::cell::{
@@ -20,6 +18,7 @@ use conformance::report::cell::{
 };
 use conformance::report::merge::merge_files;
 use conformance::report::plan::{mark_unbuilt, plan, run_row};
+use conformance::report::pool::{run_ordered, Progress};
 use conformance::report::{require_all, Report, REQUIRE_ALL_VAR};
 use conformance::sides::official::OfficialLib;
 use conformance::sides::sys::SysLib;
@@ -28,9 +27,17 @@ use conformance::writer::run_writer;
 use conformance::RealReader;
 
 /// Runs the report's rows, live writers and fault suite, then [`emit`]s it.
-fn report(run: ReportRun, output: &OutputArgs) -> conformance::Result<ExitCode> {
+fn report(mut run: ReportRun, output: &OutputArgs) -> conformance::Result<ExitCode> {
+    let rows = plan(&run.config);
+    // The expiring cells that keep the real clock (every cell with --real-clock).
+    run.config.real_clock_tags = if run.real_clock {
+        rows.iter().map(|r| r.tag.clone()).collect()
+    } else {
+        conformance::vocab::test_clock::real_clock_tags(
+            rows.iter().filter(|r| r.live).map(|r| r.tag.as_str()),
+        )
+    };
     let cfg = &run.config;
-    let rows = plan(cfg);
     let unknown: Vec<&String> = cfg
         .only
         .iter()
@@ -45,18 +52,21 @@ fn report(run: ReportRun, output: &OutputArgs) -> conformance::Result<ExitCode> 
         .map_err(|e| conformance::Error::Other(format!("current_exe: {e}")))?;
     let timeout = workload_timeout();
     let total: u64 = rows.iter().map(|r| r.work()).sum();
-    let bar = ProgressBar::new(total);
-    bar.set_style(
-        ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
+    // Temporary stores on tmpfs when there is one (see `conformance::report::scratch`).
+    let scratch = conformance::report::scratch::use_for_process();
+    eprintln!("temporary stores in {}", scratch.display());
+    let progress = Progress::new(total);
     let reader = RealReader::new();
-    let mut out = Vec::new();
-    let mut live_lines = Vec::new();
-    for row in &rows {
+    let rows_out = run_ordered(rows.iter().collect(), run.jobs, |row| {
+        // The unit run_row announced last (its cell, if any, runs next).
+        let announced = std::cell::RefCell::new(None::<String>);
         let mut cell = |spec: &CellSpec| -> CellResult {
-            if run.in_process {
+            let name = announced
+                .borrow_mut()
+                .take()
+                .unwrap_or_else(|| format!("{} {}", spec.tag, spec.kind.id()));
+            progress.start(&name);
+            let result = if run.in_process {
                 match SysLib::load(&spec.tag) {
                     Ok(lib) => run_cell(&lib, spec, cfg.gen, &reader, None, &|| {}),
                     Err(e) => CellResult {
@@ -66,22 +76,32 @@ fn report(run: ReportRun, output: &OutputArgs) -> conformance::Result<ExitCode> 
                 }
             } else {
                 run_cell_child(&exe, spec, timeout)
-            }
+            };
+            progress.finish(&name);
+            result
         };
         let mut r = run_row(cfg, row, &reader, &mut cell, &mut |msg| {
-            bar.set_message(msg.to_string());
-            bar.inc(1);
+            // A unit announced without a cell run after it was done at once.
+            if announced.borrow_mut().replace(msg.to_string()).is_some() {
+                progress.skip();
+            }
         });
+        if announced.borrow_mut().take().is_some() {
+            progress.skip();
+        }
+        let mut live_line = None;
         if row.live && run.live_ops > 0 {
-            bar.set_message(format!("{} live writer", row.tag));
+            let _running = progress.note(&format!("{} live writer", row.tag));
             let runs = conformance::live::run_version(&exe, &row.tag, &row.features, run.live_ops);
             r.failures
                 .extend(runs.iter().filter(|o| !o.passed()).map(|o| o.line()));
-            live_lines.push(conformance::live::summary_line(&row.tag, &runs));
+            live_line = Some(conformance::live::summary_line(&row.tag, &runs));
         }
-        out.push(r);
-    }
-    bar.finish_and_clear();
+        (r, live_line)
+    });
+    progress.finish_and_clear();
+    let (out, live_lines): (Vec<_>, Vec<_>) = rows_out.into_iter().unzip();
+    let live_lines: Vec<String> = live_lines.into_iter().flatten().collect();
     let live: Vec<String> = rows
         .iter()
         .filter(|r| r.live)
@@ -278,7 +298,7 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
             let result = run_cell(
                 &lib,
                 &spec,
-                GenConfig::default(),
+                spec.gen.unwrap_or_default(),
                 &RealReader::new(),
                 Some(&running),
                 &heartbeat,

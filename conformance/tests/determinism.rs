@@ -44,6 +44,8 @@ fn cells() -> Vec<CellSpec> {
             cases: 2,
             seeds: vec![1, 2],
             many_keys: 0,
+            real_clock: false,
+            gen: None,
         })
         .collect();
     if let Some(t) = built_versions()
@@ -56,6 +58,8 @@ fn cells() -> Vec<CellSpec> {
             cases: 2,
             seeds: vec![1, 2],
             many_keys: 0,
+            real_clock: false,
+            gen: None,
         });
     }
     out

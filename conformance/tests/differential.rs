@@ -7,7 +7,8 @@
 //! reported with a one-line `cargo run -p conformance -- replay ...` command. Failing seeds are
 //! persisted in `tests/differential.proptest-regressions` (replayed first on later runs).
 //!
-//! One test per store kind, so the kinds run in parallel test threads.
+//! One test per store kind, so the kinds run in parallel test threads, on the test clock
+//! (`conformance::vocab::test_clock`): waits for short expiries move the clock instead of sleeping.
 
 use conformance::differential::property::{check_property, PropConfig};
 use conformance::report::cell::CellResult;
@@ -15,6 +16,9 @@ use conformance::sides::sys::{built_versions, SysLib};
 use conformance::{RealReader, StoreKind};
 
 fn differential(kind: StoreKind) {
+    // Short expiries move the shared test clock instead of sleeping (every test of this binary
+    // runs on it; the report's real-clock cells and mmkv-sys's roundtrip cover the real clock).
+    conformance::vocab::test_clock::start();
     let versions = built_versions();
     assert!(
         !versions.is_empty(),

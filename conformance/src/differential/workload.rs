@@ -253,7 +253,7 @@ impl Repro {
 }
 
 /// Knobs of the generator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GenConfig {
     /// Maximum number of operations in a workload (at least 1 is generated).
     pub max_ops: usize,

@@ -56,6 +56,13 @@ pub struct CellSpec {
     pub seeds: Vec<u64>,
     /// Keys of the "many keys" workload run after the property (0 = none).
     pub many_keys: usize,
+    /// Run on the real clock (sleeping through short expiries) instead of the test clock
+    /// ([`crate::vocab::test_clock`]).
+    #[serde(default)]
+    pub real_clock: bool,
+    /// Generator knobs (`None`: the defaults).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gen: Option<GenConfig>,
 }
 
 /// What one cell produced.
@@ -109,7 +116,8 @@ impl CellResult {
     }
 }
 
-/// Runs a cell in this process. `running`: where to write each workload before it runs.
+/// Runs a cell in this process, on the test clock unless `spec.real_clock`. `running`: where to
+/// write each workload before it runs.
 pub fn run_cell(
     lib: &dyn OfficialLib,
     spec: &CellSpec,
@@ -118,6 +126,7 @@ pub fn run_cell(
     running: Option<&Path>,
     heartbeat: &(dyn Fn() + Sync),
 ) -> CellResult {
+    let _clock = crate::vocab::test_clock::Scoped::new(!spec.real_clock);
     let mut out = CellResult::default();
     let kind = spec.kind;
     for &seed in &spec.seeds {
@@ -199,7 +208,10 @@ fn run_child(exe: &Path, spec: &CellSpec, timeout: Duration) -> Result<CellResul
     let running = running_dir.path().join("workload.yaml");
     let spec_json = serde_json::to_string(spec).map_err(|e| Error::Other(e.to_string()))?;
     let mut cmd = ChildExe::conformance(exe).command(&["cell", "--spec", &spec_json, "--running"]);
-    cmd.arg(&running);
+    cmd.arg(&running)
+        // The cell's own temporary directory (its stores; removed with it, even after a kill),
+        // so cells running at once never share one.
+        .env("TMPDIR", running_dir.path());
     let child = run_watched(cmd, timeout, Some(HEARTBEAT), false)?;
     let workloads_started = child.heartbeats;
     let result = child

@@ -31,6 +31,9 @@ pub struct ReportConfig {
     pub only: Vec<String>,
     /// Keys of the "many keys" workload each live row runs (0 = none).
     pub many_keys: usize,
+    /// Versions whose expiring cells run on the real clock (the others: on the test clock), see
+    /// [`crate::vocab::test_clock::real_clock_tags`].
+    pub real_clock_tags: Vec<String>,
 }
 
 /// A row to run.
@@ -194,6 +197,8 @@ pub fn run_row(
                     } else {
                         0
                     },
+                    real_clock: kind.key_expire() && cfg.real_clock_tags.contains(&row.tag),
+                    gen: Some(cfg.gen),
                 };
                 let result = cell(&spec);
                 ran.add_run(result.workloads, &result.stats);

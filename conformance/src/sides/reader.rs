@@ -3,13 +3,14 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use mmkv_reader::{Clock, Options, ReloadStats, SnapshotData, Store, SystemClock};
+use mmkv_reader::{Clock, Options, ReloadStats, SnapshotData, Store};
 
 use crate::sides::view::{Listed, ReaderFactory, ReaderView};
 use crate::vocab::value::{Value, ValueType};
 
-/// The real `mmkv_reader::Store` with a configurable clock (the system clock by default, which
-/// is the official library's notion of now: `time(nullptr)`).
+/// The real `mmkv_reader::Store` with a configurable clock (by default the official library's
+/// notion of now: `time(nullptr)` through the reader's `SystemClock`, or the test time when the
+/// test clock is on, see [`crate::vocab::test_clock::SharedClock`]).
 #[derive(Clone)]
 pub struct RealReader {
     clock: Option<Arc<dyn Clock>>,
@@ -40,7 +41,7 @@ impl RealReader {
         let clock = self
             .clock
             .clone()
-            .unwrap_or_else(|| Arc::new(SystemClock) as Arc<dyn Clock>);
+            .unwrap_or_else(|| Arc::new(crate::vocab::test_clock::SharedClock) as Arc<dyn Clock>);
         opts = opts.clock(clock);
         Store::open(path, opts)
     }

@@ -4,12 +4,17 @@
 //! the coarse clock, up to a tick behind. The reader's
 //! [`SystemClock`](mmkv_reader::SystemClock) and `mmkv` read the latter, so every expiry
 //! decision (official, reader, `mmkv dump` in the fault suite) is made on the same clock.
+//! With the test clock on ([`test_clock`](crate::vocab::test_clock)), every function here
+//! follows the test time instead, as the official library and the reader then do.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Seconds since the epoch on the precise clock (it can be a second ahead of
 /// [`official_now_secs`] right after a second begins).
 pub fn now_secs() -> u64 {
+    if let Some(t) = crate::vocab::test_clock::now() {
+        return u64::from(t);
+    }
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -21,7 +26,12 @@ pub fn now_secs() -> u64 {
 /// second begins it can still report the one before (7 ms behind on a CI machine). A check
 /// made then would find a short expiry not yet passed for the official instance (a CI run,
 /// whose reader still read the precise clock, failed so in three expiring kinds at once).
+///
+/// With the test clock on ([`crate::vocab::test_clock`]) it moves that clock to `secs` instead.
 pub fn sleep_until_secs(secs: u64) {
+    if crate::vocab::test_clock::advance_to(secs) {
+        return;
+    }
     loop {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -37,8 +47,9 @@ pub fn sleep_until_secs(secs: u64) {
 /// The seconds the official library's `time(nullptr)` returns now: the reader's
 /// [`SystemClock`](mmkv_reader::SystemClock) (and `mmkv`) read that same clock.
 /// (`u32`, as MMKV stores expire times).
+/// With the test clock on, the test time.
 pub fn official_now_secs() -> u32 {
-    mmkv_reader::Clock::now_secs(&mmkv_reader::SystemClock)
+    mmkv_reader::Clock::now_secs(&crate::vocab::test_clock::SharedClock)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The vocabulary every other module speaks.
 //!
 //! - [`clock`]: the one clock (precise and `time(nullptr)` seconds, waiting for a second);
+//! - [`test_clock`]: one controllable clock for the official library and the reader;
 //! - [`kind`]: store kinds (report columns) and version features;
 //! - [`value`]: values and value types;
 //! - [`rng`]: the one seeded generator;
@@ -10,6 +11,7 @@ pub mod clock;
 pub mod kind;
 pub mod names;
 pub mod rng;
+pub mod test_clock;
 pub mod value;
 
 pub use names::{key_index, key_name, STORE_ID};

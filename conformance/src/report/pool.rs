@@ -1,0 +1,171 @@
+//! A bounded pool for the report's child processes: items run on `jobs` worker threads, results
+//! come back in input order (so the report's rows and their text stay in the order of a
+//! sequential run), and a progress bar shows units done / running / left.
+//!
+//! Each report cell is a child process that keeps one core busy on the test clock (its workloads
+//! call the official library and the reader on one thread and never sleep), so the default is
+//! one job per available core ([`default_jobs`]); `--jobs N` / `CONFORMANCE_JOBS` override it.
+
+use std::sync::Mutex;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// One job per available core (2 when that cannot be read).
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
+/// Runs `f` on every item with at most `jobs` (at least 1) at a time; returns the results in
+/// the order of `items`. A panic in `f` propagates once the other workers are done.
+pub fn run_ordered<T, R, F>(items: Vec<T>, jobs: usize, f: F) -> Vec<R>
+where
+    T: Send,
+    R: Send,
+    F: Fn(T) -> R + Sync,
+{
+    let n = items.len();
+    let queue = Mutex::new(items.into_iter().enumerate());
+    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..n).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..jobs.clamp(1, n.max(1)) {
+            s.spawn(|| loop {
+                let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
+                let Some((i, item)) = next else { break };
+                let r = f(item);
+                results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .map(|r| r.expect("every item ran"))
+        .collect()
+}
+
+/// A progress bar over units of work some of which run at once: the bar's position is the
+/// units done, its message the units running (named) and left.
+pub struct Progress {
+    bar: ProgressBar,
+    total: usize,
+    /// Every update happens under this lock, the bar's included, so frames are never stale.
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    started: usize,
+    done: usize,
+    running: Vec<String>,
+}
+
+impl Progress {
+    /// A bar over `total` units (drawn on stderr, hidden when that is not a terminal).
+    pub fn new(total: u64) -> Progress {
+        let bar = ProgressBar::new(total);
+        bar.set_style(
+            ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} done {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        Progress {
+            bar,
+            total: usize::try_from(total).unwrap_or(usize::MAX),
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn update(&self, f: impl FnOnce(&mut State)) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut state);
+        self.bar.set_position(state.done as u64);
+        self.bar.set_message(format!(
+            "{} running, {} left: {}",
+            state.running.len(),
+            self.total.saturating_sub(state.started),
+            state.running.join(", ")
+        ));
+    }
+
+    /// A unit named `name` starts.
+    pub fn start(&self, name: &str) {
+        self.update(|s| {
+            s.started += 1;
+            s.running.push(name.to_string());
+        });
+    }
+
+    /// The unit named `name` is done.
+    pub fn finish(&self, name: &str) {
+        self.update(|s| {
+            remove(&mut s.running, name);
+            s.done += 1;
+        });
+    }
+
+    /// A unit that needs no running (it is done as it starts).
+    pub fn skip(&self) {
+        self.update(|s| {
+            s.started += 1;
+            s.done += 1;
+        });
+    }
+
+    /// Work outside the units (e.g. a live writer), shown as running until the guard drops.
+    pub fn note(&self, name: &str) -> NoteGuard<'_> {
+        self.update(|s| s.running.push(name.to_string()));
+        NoteGuard {
+            progress: self,
+            name: name.to_string(),
+        }
+    }
+
+    /// Removes the bar.
+    pub fn finish_and_clear(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+fn remove(running: &mut Vec<String>, name: &str) {
+    if let Some(i) = running.iter().position(|r| r == name) {
+        running.remove(i);
+    }
+}
+
+/// Work shown as running until dropped (see [`Progress::note`]).
+pub struct NoteGuard<'a> {
+    progress: &'a Progress,
+    name: String,
+}
+
+impl Drop for NoteGuard<'_> {
+    fn drop(&mut self) {
+        self.progress.update(|s| remove(&mut s.running, &self.name));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn results_keep_the_input_order_and_at_most_jobs_run_at_once() {
+        let running = AtomicUsize::new(0);
+        let peak = AtomicUsize::new(0);
+        let out = run_ordered((0..40u64).collect(), 3, |i| {
+            let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+            peak.fetch_max(now, Ordering::SeqCst);
+            // Later items finish first when they can.
+            std::thread::sleep(std::time::Duration::from_millis(40 - i));
+            running.fetch_sub(1, Ordering::SeqCst);
+            i * 2
+        });
+        assert_eq!(out, (0..40u64).map(|i| i * 2).collect::<Vec<_>>());
+        assert!(peak.load(Ordering::SeqCst) <= 3);
+        assert!(peak.load(Ordering::SeqCst) >= 2, "never ran two at once");
+        assert!(run_ordered(Vec::<u8>::new(), 4, |x| x).is_empty());
+        assert_eq!(run_ordered(vec![5], 0, |x| x + 1), vec![6]);
+    }
+}

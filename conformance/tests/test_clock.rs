@@ -1,0 +1,186 @@
+//! The test clock (`conformance::vocab::test_clock`): expiring workloads move one clock shared by the
+//! official library and the reader instead of sleeping, and that changes no verdict or count;
+//! a reader whose clock is one second behind is still caught.
+//!
+//! Its own test binary: the clock is process-wide, so the tests here take turns (`LOCK`).
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use conformance::differential::property::{check_property, PropConfig, PropOutcome};
+use conformance::differential::runner::run_workload;
+use conformance::differential::workload::{GenConfig, Op, Workload, SHORT_EXPIRE};
+use conformance::report::cell::{run_cell, CellResult, CellSpec};
+use conformance::sides::official::OfficialLib;
+use conformance::sides::sys::{built_versions, SysLib};
+use conformance::vocab::test_clock::{self, SharedClock};
+use conformance::{RealReader, StoreKind, Value};
+use mmkv_reader::Clock;
+
+static LOCK: Mutex<()> = Mutex::new(());
+
+fn lock() -> std::sync::MutexGuard<'static, ()> {
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Workloads with many 1-second expiries (each one a wait), kept small.
+fn expiring_gen() -> GenConfig {
+    GenConfig {
+        max_ops: 12,
+        short_expire_weight: 30,
+        ..GenConfig::default()
+    }
+}
+
+/// Built versions with key expiration: the oldest and the newest (two eras at most).
+fn expiring_versions() -> Vec<SysLib> {
+    let libs: Vec<SysLib> = built_versions()
+        .iter()
+        .map(|t| SysLib::load(t).unwrap_or_else(|e| panic!("load {t}: {e}")))
+        .filter(|l| l.features().key_expire)
+        .collect();
+    assert!(
+        !libs.is_empty(),
+        "the test clock needs a built version with key expiration (v1.3.0+); built: {:?}",
+        built_versions()
+    );
+    let mut out = vec![libs[0].clone()];
+    if libs.len() > 1 {
+        out.push(libs[libs.len() - 1].clone());
+    }
+    out
+}
+
+/// What must not change between the clocks: the verdict and every count.
+fn verdict(
+    r: &CellResult,
+) -> (
+    bool,
+    u64,
+    conformance::differential::stats::RunStats,
+    Vec<String>,
+) {
+    (r.passed, r.workloads, r.stats, r.failures.clone())
+}
+
+/// For a fixed set of workloads (seeded cells of every expiring kind, oldest and newest
+/// expiring version), the verdicts and counts with the test clock equal those with real sleeps;
+/// the test clock skipped the waits (it advanced, and took a fraction of the time).
+#[test]
+fn verdicts_and_counts_equal_those_with_real_sleeps() {
+    let _g = lock();
+    let reader = RealReader::new();
+    let (mut real_time, mut test_time) = (Duration::ZERO, Duration::ZERO);
+    let mut cells = 0;
+    for lib in expiring_versions() {
+        for kind in [
+            StoreKind::Expire,
+            StoreKind::ExpireAes128,
+            StoreKind::ExpireAes256,
+        ] {
+            if !kind.supported_by(&lib.features()) {
+                continue;
+            }
+            let spec = |real_clock| CellSpec {
+                tag: lib.tag().to_string(),
+                kind,
+                cases: 3,
+                seeds: vec![11],
+                many_keys: 0,
+                real_clock,
+                gen: None,
+            };
+            let t = Instant::now();
+            let real = run_cell(&lib, &spec(true), expiring_gen(), &reader, None, &|| {});
+            real_time += t.elapsed();
+            let advances = test_clock::advances();
+            let t = Instant::now();
+            let test = run_cell(&lib, &spec(false), expiring_gen(), &reader, None, &|| {});
+            test_time += t.elapsed();
+            assert!(
+                test_clock::advances() > advances,
+                "{} {kind}: the test clock never advanced (no short expiry in the fixed set?)",
+                lib.tag()
+            );
+            assert_eq!(verdict(&test), verdict(&real), "{} {kind}", lib.tag());
+            assert!(real.passed, "{} {kind}: {:?}", lib.tag(), real.failures);
+            assert!(
+                test_clock::now().is_none(),
+                "run_cell left the test clock on"
+            );
+            cells += 1;
+        }
+    }
+    assert!(cells > 0);
+    eprintln!("{cells} cell(s): real clock {real_time:?}, test clock {test_time:?}");
+}
+
+/// The reader's clock one second behind the official one (an expiry bug: a key is still
+/// visible in the second it expires).
+struct OneSecondBehind;
+
+impl Clock for OneSecondBehind {
+    fn now_secs(&self) -> u32 {
+        SharedClock.now_secs().saturating_sub(1)
+    }
+}
+
+/// The injected bug is caught under the test clock, by a fixed workload and by the generated
+/// ones (the test clock moved instead of the runs sleeping).
+#[test]
+fn a_reader_clock_one_second_behind_is_caught_under_the_test_clock() {
+    let _g = lock();
+    let reader = RealReader::with_clock(Arc::new(OneSecondBehind));
+    let advances = test_clock::advances();
+    for lib in expiring_versions() {
+        let tag = lib.tag().to_string();
+        test_clock::with(true, || {
+            let workload = Workload::new(vec![Op::Set {
+                key: "short".into(),
+                value: Value::I32(7),
+                expire: Some(SHORT_EXPIRE),
+            }]);
+            let outcome = run_workload(&lib, StoreKind::Expire, &workload, &reader).unwrap();
+            assert!(!outcome.passed(), "{tag}: a clock one second behind passed");
+            // The same workload with the reader on the shared clock passes.
+            let ok = run_workload(&lib, StoreKind::Expire, &workload, &RealReader::new()).unwrap();
+            assert!(ok.passed(), "{tag}: {}", ok.summary(4));
+
+            let out = tempfile::tempdir().unwrap();
+            let cfg = PropConfig {
+                cases: 16,
+                seed: Some(7),
+                gen: GenConfig {
+                    max_ops: 4,
+                    short_expire_weight: 100,
+                    ..GenConfig::default()
+                },
+                max_shrink_iters: 16,
+                source_file: None,
+                save_failures: false,
+                failures_dir: out.path().to_path_buf(),
+                running: None,
+            };
+            match check_property(&lib, StoreKind::Expire, &reader, &cfg) {
+                PropOutcome::Pass { .. } => panic!("{tag}: generated workloads missed the bug"),
+                PropOutcome::Fail { minimal, .. } => assert!(
+                    minimal.ops.iter().any(|op| matches!(
+                        op,
+                        Op::Set {
+                            expire: Some(SHORT_EXPIRE),
+                            ..
+                        }
+                    )),
+                    "{tag}: expected a 1-second set: {:?}",
+                    minimal.ops
+                ),
+            }
+        });
+    }
+    // Every 1-second expiry above moved the test clock instead of sleeping.
+    assert!(
+        test_clock::advances() > advances,
+        "the test clock never moved"
+    );
+    assert!(test_clock::now().is_none(), "the test clock was left on");
+}
