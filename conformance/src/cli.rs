@@ -34,11 +34,12 @@ pub enum Command {
         #[command(flatten)]
         output: OutputArgs,
     },
-    /// The fault suite (differential under faults) and its child processes.
+    /// The fault suite (differential under faults), the power-loss suite, and their child
+    /// processes.
     Faults {
-        /// `run`, or a child command.
+        /// `run`, `powerloss`, or a child command.
         #[command(subcommand)]
-        command: conformance::fault::cli::FaultsCmd,
+        command: FaultsCommand,
     },
     /// The portable suite for any MMKV reader: build, verify, grade (suite/README.md).
     Suite {
@@ -101,6 +102,17 @@ pub enum Command {
     },
 }
 
+/// `conformance faults ...`: the fault suite's commands and the power-loss suite (which
+/// lives beside the fault suite, not in it: `powerloss` uses `fault`, never the reverse).
+#[derive(Subcommand)]
+pub enum FaultsCommand {
+    /// The fault suite's commands.
+    #[command(flatten)]
+    Fault(conformance::fault::cli::FaultsCmd),
+    /// Power-loss crash states (pages lost in any subset, torn pages) judged like `run`.
+    Powerloss(conformance::powerloss::cli::PowerlossArgs),
+}
+
 /// Where the report goes.
 #[derive(Args, Debug, Clone)]
 pub struct OutputArgs {
@@ -145,7 +157,7 @@ pub struct ReportArgs {
     /// Damaged states the fault suite judges over the live versions (at least 1).
     #[arg(long, env = "CONFORMANCE_FAULT_STATES", default_value_t = 1000)]
     pub fault_states: usize,
-    /// Seed of the fault suite.
+    /// Seed of the fault suite (and of the power-loss suite).
     #[arg(long, default_value_t = 1)]
     pub fault_seed: u64,
     /// Versions run at once, each cell a child process (default: one per core).
@@ -155,6 +167,9 @@ pub struct ReportArgs {
     /// clock, except the expiring cells of the newest version of each era).
     #[arg(long, env = "CONFORMANCE_REAL_CLOCK")]
     pub real_clock: bool,
+    /// Power-loss crash states judged over the live versions (0: the suite does not run).
+    #[arg(long, env = "CONFORMANCE_POWERLOSS_STATES", default_value_t = 1000)]
+    pub powerloss_states: usize,
 }
 
 /// What `report` runs, validated.
@@ -177,12 +192,14 @@ pub struct ReportRun {
     pub in_process: bool,
     /// Damaged states of the fault suite (at least 1).
     pub fault_states: usize,
-    /// Seed of the fault suite.
+    /// Seed of the fault suite (and of the power-loss suite).
     pub fault_seed: u64,
     /// Rows run at once (1 with `in_process`).
     pub jobs: usize,
     /// Every cell on the real clock.
     pub real_clock: bool,
+    /// Power-loss crash states (0: none).
+    pub powerloss_states: usize,
 }
 
 impl ReportArgs {
@@ -223,6 +240,7 @@ impl ReportArgs {
                 None => conformance::report::pool::default_jobs(),
             },
             real_clock: self.real_clock,
+            powerloss_states: self.powerloss_states,
         }))
     }
 }

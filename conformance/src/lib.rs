@@ -10,6 +10,8 @@
 //! - [`fault`]: the fault suite (killed writers, damaged files);
 //! - [`live`]: a seeded multi-process writer and the model that checks concurrent reads;
 //! - [`corpus`]: golden corpora; [`record`]: writes a corpus store set;
+//! - [`powerloss`]: power-loss crash states (pages lost in any subset, torn pages) judged like
+//!   the fault suite;
 //! - [`report`]: the version × store-kind matrix;
 //! - [`suite`]: the portable conformance suite for any MMKV reader (build, verify, grade);
 //! - [`writer`]: the child processes that run the official library (one way to spawn and
@@ -22,6 +24,7 @@ pub mod error;
 pub mod fault;
 pub mod judge;
 pub mod live;
+pub mod powerloss;
 pub mod record;
 pub mod report;
 pub mod sides;

@@ -7,11 +7,12 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use cli::{Cli, Command, OutputArgs, ReportRequest, ReportRun};
+use cli::{Cli, Command, FaultsCommand, OutputArgs, ReportRequest, ReportRun};
 use conformance::corpus::golden::check_corpus_dir;
 use conformance::differential::failures::load_repro;
 use conformance::differential::runner::run_repro;
 use conformance::fault::suite::SuiteConfig;
+use conformance::powerloss::suite::PowerlossConfig;
 use conformance::record::{record_corpus, RecordSpec};
 use conformance::report::cell::{
     run_cell, run_cell_child, workload_timeout, CellResult, CellSpec, HEARTBEAT, RESULT_PREFIX,
@@ -111,7 +112,7 @@ fn report(mut run: ReportRun, output: &OutputArgs) -> conformance::Result<ExitCo
         None
     } else {
         let mut fc = SuiteConfig::new(ChildExe::this()?, run.fault_states);
-        fc.tags = live;
+        fc.tags = live.clone();
         fc.seed = run.fault_seed;
         eprintln!(
             "fault suite: {} damaged states over {}",
@@ -120,9 +121,23 @@ fn report(mut run: ReportRun, output: &OutputArgs) -> conformance::Result<ExitCo
         );
         Some(conformance::fault::cli::run_printing(&fc, false)?)
     };
+    let powerloss = if live.is_empty() || run.powerloss_states == 0 {
+        None
+    } else {
+        let mut pc = PowerlossConfig::new(ChildExe::this()?, run.powerloss_states);
+        pc.tags = live;
+        pc.seed = run.fault_seed;
+        eprintln!(
+            "power-loss suite: {} crash states over {}",
+            run.powerloss_states,
+            pc.tags.join(", ")
+        );
+        Some(conformance::powerloss::cli::run_printing(&pc, false)?)
+    };
     let mut report = Report {
         versions: out,
         faults,
+        powerloss,
     };
     let unbuilt: Vec<(&str, &str)> = mmkv_sys::unbuilt()
         .iter()
@@ -313,7 +328,12 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
                 ExitCode::from(1)
             })
         }
-        Command::Faults { command } => Ok(conformance::fault::cli::main(command)),
+        Command::Faults {
+            command: FaultsCommand::Fault(command),
+        } => Ok(conformance::fault::cli::main(command)),
+        Command::Faults {
+            command: FaultsCommand::Powerloss(args),
+        } => Ok(conformance::powerloss::cli::main(args)),
         Command::Suite { command } => Ok(conformance::suite::cli::main(command)),
         Command::Exceptions => {
             print!("{}", conformance::judge::exceptions::markdown_table());

@@ -87,7 +87,7 @@ pub fn child_read_main(lib: &SysLib, kind: StoreKind, runs: &[(ErrorStrategy, &P
 
 /// Parent side: runs `conformance faults read` for each `(strategy, dir)` in one child and
 /// collects one outcome per run (a crash or hang applies to the run in progress and the runs
-/// after it).
+/// after it). The child reads its discard copies first: list them first.
 pub fn spawn_reads(
     exe: &ChildExe,
     tag: &str,

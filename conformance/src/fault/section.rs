@@ -119,16 +119,22 @@ impl FaultSection {
         for (k, n) in &self.verdicts {
             let _ = writeln!(s, "  {k}: {n}");
         }
-        for u in &self.upstream {
-            let _ = writeln!(s, "  upstream finding: {u}");
-        }
-        for d in &self.disagreements {
-            let _ = writeln!(s, "  DISAGREEMENT: {d}");
-        }
-        if self.states == 0 {
-            let _ = writeln!(s, "  no state was judged: the suite has not passed");
-        }
+        findings_text(&mut s, &self.upstream, &self.disagreements, self.states);
         s
+    }
+}
+
+/// The closing lines of a suite's text (this one and the power-loss suite's): each upstream
+/// finding, each disagreement, and a note when no state was judged.
+pub fn findings_text(out: &mut String, upstream: &[String], disagreements: &[String], states: u64) {
+    for u in upstream {
+        let _ = writeln!(out, "  upstream finding: {u}");
+    }
+    for d in disagreements {
+        let _ = writeln!(out, "  DISAGREEMENT: {d}");
+    }
+    if states == 0 {
+        let _ = writeln!(out, "  no state was judged: the suite has not passed");
     }
 }
 

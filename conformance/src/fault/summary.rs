@@ -35,14 +35,18 @@ pub struct StateRecord {
     pub saved: Option<PathBuf>,
 }
 
+/// Verdicts on one line: `discard/store=agree discard/dump=agree ...`.
+pub fn verdicts_line(verdicts: &[(ErrorStrategy, ReaderPath, Verdict)]) -> String {
+    let v: Vec<String> = verdicts
+        .iter()
+        .map(|(s, p, v)| format!("{}/{}={v}", strategy_name(*s), p.name()))
+        .collect();
+    v.join(" ")
+}
+
 impl StateRecord {
     /// One line: index, tag, kind, kill, damage, verdicts.
     pub fn line(&self) -> String {
-        let v: Vec<String> = self
-            .verdicts
-            .iter()
-            .map(|(s, p, v)| format!("{}/{}={v}", strategy_name(*s), p.name()))
-            .collect();
         format!(
             "#{} {} {} seed {} kill {} damage [{}] reader {} | {}",
             self.index,
@@ -55,7 +59,7 @@ impl StateRecord {
                 Ok(n) => format!("{n} keys"),
                 Err(e) => format!("error ({e})"),
             },
-            v.join(" ")
+            verdicts_line(&self.verdicts)
         )
     }
 

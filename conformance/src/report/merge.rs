@@ -32,6 +32,9 @@ pub fn merge(reports: Vec<Report>) -> Report {
     let mut by_tag: BTreeMap<String, Vec<Row>> = BTreeMap::new();
     let faults =
         crate::fault::section::FaultSection::merge(reports.iter().filter_map(|r| r.faults.clone()));
+    let powerloss = crate::powerloss::section::PowerlossSection::merge(
+        reports.iter().filter_map(|r| r.powerloss.clone()),
+    );
     for report in reports {
         for row in report.versions {
             by_tag.entry(row.tag.clone()).or_default().push(row);
@@ -60,7 +63,11 @@ pub fn merge(reports: Vec<Report>) -> Report {
         })
         .collect();
     versions.sort_by_key(|r| (Tag::parse(&r.tag), r.tag.clone()));
-    Report { versions, faults }
+    Report {
+        versions,
+        faults,
+        powerloss,
+    }
 }
 
 /// Reads the `report --json` output files and merges them (see [`merge`]).
@@ -105,6 +112,7 @@ mod tests {
                 ),
             ],
             faults: Some(faults(4)),
+            powerloss: None,
         };
         let shard_b = Report {
             versions: vec![
@@ -116,6 +124,7 @@ mod tests {
                 row("v1.2.0", Source::Live, &[(StoreKind::Plain, Cell::Pass)]),
             ],
             faults: Some(faults(3)),
+            powerloss: None,
         };
         let arm = Report {
             versions: vec![row(
@@ -127,6 +136,7 @@ mod tests {
                 ],
             )],
             faults: None,
+            powerloss: None,
         };
         let json = |r: &Report| serde_json::from_str::<Report>(&r.to_json()).unwrap();
         let merged = merge(vec![json(&shard_a), json(&shard_b), json(&arm)]);

@@ -26,6 +26,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::fault::section::FaultSection;
+use crate::powerloss::section::PowerlossSection;
 use crate::vocab::kind::StoreKind;
 
 /// One cell of the report.
@@ -167,6 +168,10 @@ pub struct Report {
     /// versions; `None` when it did not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub faults: Option<FaultSection>,
+    /// The power-loss suite (crash states, see [`crate::powerloss`]); `None` when it did not
+    /// run (a run that did must pass).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub powerloss: Option<PowerlossSection>,
 }
 
 impl Report {
@@ -176,6 +181,7 @@ impl Report {
     pub fn passed(&self, strict: bool) -> bool {
         self.ran_anything()
             && self.faults_passed()
+            && self.powerloss.as_ref().is_none_or(PowerlossSection::passed)
             && self
                 .versions
                 .iter()
@@ -304,6 +310,7 @@ pub(crate) mod tests {
                 ),
             ],
             faults: Some(faults(12)),
+            powerloss: None,
         };
         assert!(report.passed(false));
         let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
@@ -370,11 +377,30 @@ pub(crate) mod tests {
         let golden_only = Report {
             versions: vec![report.versions[1].clone()],
             faults: None,
+            powerloss: None,
         };
         assert!(
             golden_only.passed(false),
             "no live version: nothing to damage"
         );
+
+        // the power-loss suite: its own section, JSON and phrase; when it ran it must pass
+        let mut pl = report.clone();
+        pl.powerloss = Some(PowerlossSection {
+            states: 9,
+            recordings: 1,
+            ..PowerlossSection::default()
+        });
+        assert!(pl.passed(false));
+        assert!(pl
+            .to_text()
+            .contains("power-loss suite: PASS — 9 crash states judged"));
+        assert!(pl.summary_line().contains("9 power-loss state(s) judged"));
+        let json: serde_json::Value = serde_json::from_str(&pl.to_json()).unwrap();
+        assert_eq!(json["powerloss"]["states"], 9);
+        pl.powerloss.as_mut().unwrap().disagreeing = 1;
+        assert!(!pl.passed(false));
+        assert!(report.summary_line().contains("power-loss suite not run"));
     }
 
     /// A fault section that judged `states` states, all agreeing.

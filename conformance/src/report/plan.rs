@@ -304,6 +304,7 @@ mod tests {
                 row("v2.0.0", Source::Live, &[(StoreKind::Plain, Cell::Pass)]),
             ],
             faults: Some(faults(4)),
+            powerloss: None,
         };
         mark_unbuilt(&mut report, &[("v1.2.0", "offline")]);
         let r = &report.versions[0];

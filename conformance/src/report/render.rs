@@ -56,7 +56,7 @@ impl Report {
             "conformance report: {} — {} versions: {} live, {} golden, {} unbuilt; cells: {} pass, \
              {} FAIL, {} golden, {} unbuilt, {} n/a; {} workload(s), {} operation(s), {} key(s) \
              compared ({} reads), long-lived reader reloads {} partial / {} full; {} corpus \
-             store(s) checked; {}{}",
+             store(s) checked; {}; {}{}",
             if self.passed(false) { "PASS" } else { "FAIL" },
             self.versions.len(),
             tally.rows("live"),
@@ -77,6 +77,10 @@ impl Report {
             match &self.faults {
                 Some(f) => f.phrase(),
                 None => "fault suite not run".to_string(),
+            },
+            match &self.powerloss {
+                Some(p) => p.phrase(),
+                None => "power-loss suite not run".to_string(),
             },
             if failing_rows > 0 {
                 format!("; {failing_rows} row(s) with failures")
@@ -105,6 +109,10 @@ impl Report {
         if let Some(f) = &self.faults {
             out.push('\n');
             out.push_str(&f.to_text());
+        }
+        if let Some(p) = &self.powerloss {
+            out.push('\n');
+            out.push_str(&p.to_text());
         }
         out
     }

@@ -3,10 +3,12 @@
 //! (and with `--wait-go` waits for a line on stdin), performs the op stream of its plan
 //! ([`plan`]: one stream of [`crate::differential::workload::Op`]) with an optional pace, dies by SIGKILL
 //! where `--kill` says, else syncs, reads its final state back through the official getters
-//! and prints one [`Done`] line. The parent derives the same op stream from the same
+//! and prints one [`Done`] line. With `--steps` it stops after every official call (the open,
+//! each op, each `sync()` of its plan) until the parent, which copies both files meanwhile,
+//! says go ([`Call`], [`run_steps`]: the power-loss recorder). The parent derives the same op stream from the same
 //! [`WriterSpec`] and judges what it reads ([`model`]); values identify the op that wrote
 //! them ([`value`]). The live writer, the robustness tests' stress and shrink writers and the
-//! fault suite's killed writers are plans of this one writer.
+//! fault suite's killed writers and the power-loss recorder are plans of this one writer.
 //!
 //! - [`child`]: spawning a child, waiting for its lines with a timeout, the watchdog;
 //! - [`plan`]: the op streams; [`value`]: the self-identifying values; [`model`]: the check.
@@ -40,6 +42,48 @@ pub enum Plan {
     Shrink,
     /// The fault suite's writer: every getter type, seeded contents.
     Faults,
+    /// The power-loss recorder's writer: the fault plan's ops, opened as the fault suite
+    /// opens its kinds, with `sync()` after about one op in 16 ([`plan::syncs`]).
+    Powerloss,
+}
+
+impl Plan {
+    /// Whether the plan opens its kind's own mode (else MULTI_PROCESS).
+    fn own_mode(self) -> bool {
+        matches!(self, Plan::Faults | Plan::Powerloss)
+    }
+}
+
+/// One official call of a writer run with `--steps`: its line is `step open`, `step op I` or
+/// `step sync`, and the writer waits for a line on stdin after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Call {
+    /// The store opened (key expiration enabled) and synced: the start of the run.
+    Open,
+    /// Op `.0` of the plan.
+    Op(usize),
+    /// `sync(MMKV_SYNC)`.
+    Sync,
+}
+
+impl Call {
+    /// The line the writer prints.
+    pub fn line(self) -> String {
+        match self {
+            Call::Open => "step open".into(),
+            Call::Op(i) => format!("step op {i}"),
+            Call::Sync => "step sync".into(),
+        }
+    }
+
+    /// Parses [`Call::line`].
+    pub fn parse(line: &str) -> Option<Call> {
+        match line.strip_prefix("step ")? {
+            "open" => Some(Call::Open),
+            "sync" => Some(Call::Sync),
+            rest => rest.strip_prefix("op ")?.parse().ok().map(Call::Op),
+        }
+    }
 }
 
 /// When the writer dies.
@@ -109,6 +153,10 @@ pub struct WriterSpec {
     /// After `ready`, wait for a line on stdin before the first op.
     #[arg(long)]
     pub wait_go: bool,
+    /// After `ready`, print a [`Call`] line after every official call and wait for a line on
+    /// stdin (the parent copies the files meanwhile).
+    #[arg(long)]
+    pub steps: bool,
 }
 
 impl WriterSpec {
@@ -124,6 +172,7 @@ impl WriterSpec {
             pace_us: 0,
             kill: Kill::Never,
             wait_go: false,
+            steps: false,
         }
     }
 
@@ -160,6 +209,9 @@ impl WriterSpec {
             .args(["--pace-us", &self.pace_us.to_string()]);
         if self.wait_go {
             cmd.arg("--wait-go");
+        }
+        if self.steps {
+            cmd.arg("--steps");
         }
         cmd
     }
@@ -260,7 +312,7 @@ fn apply(store: &mut dyn OfficialStore, op: &Op) -> Result<()> {
 pub fn run_writer(lib: &dyn OfficialLib, dir: &Path, spec: &WriterSpec) -> Result<Done> {
     let ops = spec.ops(&lib.features());
     let kind = spec.kind;
-    let mode = if spec.plan == Plan::Faults {
+    let mode = if spec.plan.own_mode() {
         kind.mode()
     } else {
         ModeKind::Multi
@@ -277,13 +329,25 @@ pub fn run_writer(lib: &dyn OfficialLib, dir: &Path, spec: &WriterSpec) -> Resul
         let _ = writeln!(out, "{line}");
         let _ = out.flush();
     };
+    let wait = || {
+        let _ = std::io::stdin().lock().read_line(&mut String::new());
+    };
+    // With `--steps`: says the call and waits for the parent.
+    let step = |call: Call| {
+        if spec.steps {
+            say(&call.line());
+            wait();
+        }
+    };
+    let syncs = plan::syncs(spec, ops.len());
     if spec.plan != Plan::Faults {
         store.sync()?;
         say("ready");
     }
     if spec.wait_go {
-        let _ = std::io::stdin().lock().read_line(&mut String::new());
+        wait();
     }
+    step(Call::Open);
     let data = dir.join(STORE_ID);
     let size = || std::fs::metadata(&data).map(|m| m.len()).unwrap_or(0);
     let mut done = Done {
@@ -305,6 +369,11 @@ pub fn run_writer(lib: &dyn OfficialLib, dir: &Path, spec: &WriterSpec) -> Resul
             _ => {}
         }
         apply(store.as_mut(), op).map_err(|e| Error::Other(format!("op {i} {op:?}: {e}")))?;
+        step(Call::Op(i));
+        if syncs[i] {
+            store.sync()?;
+            step(Call::Sync);
+        }
         if spec.plan != Plan::Faults {
             let s = size();
             done.max_file_size = done.max_file_size.max(s);
@@ -362,6 +431,44 @@ pub fn finish(child: Running) -> Result<Done> {
     }
 }
 
+/// Parent side of a writer started with `spec.steps` ([`start`]): calls `at` after every
+/// official call (the writer waits meanwhile), then waits for the writer's end as [`finish`]
+/// does. A call later than [`CHILD_TIMEOUT`] kills the writer.
+pub fn run_steps(mut child: Running, mut at: impl FnMut(Call) -> Result<()>) -> Result<Done> {
+    let stop = |mut child: Running, why: String| {
+        child.kill();
+        let stderr = child.wait().map(|(_, _, e)| e).unwrap_or_default();
+        Err(Error::Other(format!(
+            "stepped writer: {why}; stderr: {}",
+            stderr.trim()
+        )))
+    };
+    loop {
+        match child.next_line(CHILD_TIMEOUT) {
+            Line::Line(l) => match Call::parse(&l) {
+                Some(call) => {
+                    if let Err(e) = at(call) {
+                        return stop(child, format!("at {call:?}: {e}"));
+                    }
+                    child.send_line("go")?;
+                }
+                None => {
+                    let (status, rest, stderr) = child.wait()?;
+                    return match Done::parse(&l) {
+                        Some(d) if status.success() => Ok(d),
+                        _ => Err(Error::Other(format!(
+                            "stepped writer failed: {status}, said {l:?} {rest:?}, stderr: {}",
+                            stderr.trim()
+                        ))),
+                    };
+                }
+            },
+            Line::Closed => return finish(child),
+            Line::TimedOut => return stop(child, "no call within the timeout".into()),
+        }
+    }
+}
+
 /// Parent side of the fault plan: runs the writer under [`CHILD_TIMEOUT`]; `Ok(true)` when it
 /// was killed as `spec.kill` asked, `Ok(false)` when it ran to its end.
 pub fn run_killed(exe: &ChildExe, tag: &str, dir: &Path, spec: &WriterSpec) -> Result<bool> {
@@ -391,6 +498,11 @@ mod tests {
         }
         assert!("during:1".parse::<Kill>().is_err());
         assert!("sometimes".parse::<Kill>().is_err());
+        for c in [Call::Open, Call::Op(0), Call::Op(41), Call::Sync] {
+            assert_eq!(Call::parse(&c.line()), Some(c));
+        }
+        assert_eq!(Call::parse("step op x"), None);
+        assert_eq!(Call::parse("done {}"), None);
         let d = Done {
             ops: 5,
             count: 2,
@@ -408,7 +520,13 @@ mod tests {
     #[test]
     fn plans_are_deterministic_and_mixed() {
         let features = Features::from_tag("v2.4.2").unwrap();
-        for plan in [Plan::Live, Plan::Stress, Plan::Shrink, Plan::Faults] {
+        for plan in [
+            Plan::Live,
+            Plan::Stress,
+            Plan::Shrink,
+            Plan::Faults,
+            Plan::Powerloss,
+        ] {
             let ops = match plan {
                 Plan::Shrink => 2,
                 Plan::Stress => 20_000,
@@ -429,6 +547,12 @@ mod tests {
                     || matches!(op, Op::Set { value: Value::String(s), .. } if s.len() > 1024)
             });
             assert!(big, "{plan:?} has big values");
+            let syncs = plan::syncs(&spec, a.len()).iter().filter(|s| **s).count();
+            if plan == Plan::Powerloss {
+                assert!((100..300).contains(&syncs), "{syncs} syncs in 3000 ops");
+            } else {
+                assert_eq!(syncs, 0, "{plan:?}");
+            }
         }
     }
 }

@@ -1,0 +1,151 @@
+//! `conformance faults powerloss ...`: the power-loss suite on its own. Its child processes
+//! are the one writer (`conformance writer --plan powerloss --steps`) and the fault suite's
+//! official reads (`conformance faults read`).
+//!
+//! ```text
+//! conformance faults powerloss [--states 1000] [--seed 1] [--tags v2.4.2,...] [--kinds plain,...]
+//!                              [--ops 120] [--per-point 24] [--per-recording 400] [--batch 64]
+//!                              [--verbose] [--replay FOLDER]
+//! ```
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use crate::error::Result;
+use crate::fault::official::strategy_name;
+use crate::judge::state::Verdict;
+use crate::powerloss::section::PowerlossSection;
+use crate::powerloss::suite::{replay, run_powerloss, PowerlossConfig};
+use crate::vocab::kind::StoreKind;
+use crate::writer::child::ChildExe;
+
+/// Environment variable that overrides `faults powerloss --states`.
+pub const STATES_VAR: &str = "POWERLOSS_STATES";
+
+/// `conformance faults powerloss`.
+#[derive(Debug, Args)]
+pub struct PowerlossArgs {
+    /// Crash states to judge (env POWERLOSS_STATES overrides).
+    #[arg(long, default_value_t = 1000)]
+    pub states: usize,
+    /// Seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Only these built tags (comma-separated; default: every built tag).
+    #[arg(long, value_delimiter = ',')]
+    pub tags: Vec<String>,
+    /// Only these store kinds (default: plain, aes128, aes256, expire, expire-aes128, expire-aes256).
+    #[arg(long, value_delimiter = ',')]
+    pub kinds: Vec<StoreKind>,
+    /// Workload ops per recording.
+    #[arg(long, default_value_t = 120)]
+    pub ops: usize,
+    /// Crash states per crash point at most (exhaustive below, sampled above).
+    #[arg(long, default_value_t = 24)]
+    pub per_point: usize,
+    /// Crash states per recording at most.
+    #[arg(long, default_value_t = 400)]
+    pub per_recording: usize,
+    /// States per official child process.
+    #[arg(long, default_value_t = 64)]
+    pub batch: usize,
+    /// Print every state.
+    #[arg(long)]
+    pub verbose: bool,
+    /// Also write the result as JSON (the report's `powerloss` section) to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Judge a saved failure folder again (its `state/` and `state.txt`) instead of running.
+    #[arg(long)]
+    pub replay: Option<PathBuf>,
+}
+
+/// Runs the suite printing progress (every state when `verbose`, disagreements always).
+pub fn run_printing(cfg: &PowerlossConfig, verbose: bool) -> Result<PowerlossSection> {
+    let started = std::time::Instant::now();
+    let (mut bad, mut upstream) = (0u64, 0u64);
+    run_powerloss(cfg, |j| {
+        bad += u64::from(j.disagrees());
+        upstream += u64::from(j.upstream());
+        if verbose || j.disagrees() {
+            eprintln!("{}", j.line());
+        }
+        if (j.index + 1) % 1000 == 0 {
+            eprintln!(
+                "powerloss: {} states, {bad} disagreeing, {upstream} upstream finding(s), {:.0} s",
+                j.index + 1,
+                started.elapsed().as_secs_f64()
+            );
+        }
+    })
+}
+
+/// `conformance faults powerloss`: exit 1 on a disagreement, 2 when it could not run.
+pub fn main(args: PowerlossArgs) -> ExitCode {
+    let exe = match ChildExe::this() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("powerloss: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let states = std::env::var(STATES_VAR)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(args.states);
+    let mut cfg = PowerlossConfig::new(exe, states);
+    cfg.seed = args.seed;
+    cfg.ops = args.ops;
+    cfg.per_point = args.per_point.max(1);
+    cfg.per_recording = args.per_recording.max(1);
+    cfg.batch = args.batch.max(1);
+    if !args.tags.is_empty() {
+        cfg.tags = args.tags;
+    }
+    if !args.kinds.is_empty() {
+        cfg.kinds = args.kinds;
+    }
+    if let Some(folder) = args.replay {
+        return match replay(&cfg, &folder) {
+            Ok(v) => {
+                let mut bad = false;
+                for (s, p, v) in v {
+                    bad |= matches!(v, Verdict::Disagree(_));
+                    println!("{}/{}: {v}", strategy_name(s), p.name());
+                }
+                if bad {
+                    ExitCode::from(1)
+                } else {
+                    ExitCode::SUCCESS
+                }
+            }
+            Err(e) => {
+                eprintln!("powerloss replay: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
+    match run_printing(&cfg, args.verbose) {
+        Ok(s) => {
+            print!("{}", s.to_text());
+            if let Some(p) = &args.json {
+                let json = serde_json::to_string_pretty(&s).unwrap_or_default();
+                if let Err(e) = std::fs::write(p, json) {
+                    eprintln!("powerloss: {}: {e}", p.display());
+                    return ExitCode::from(2);
+                }
+            }
+            if s.passed() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+        Err(e) => {
+            eprintln!("powerloss: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

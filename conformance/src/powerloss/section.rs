@@ -1,0 +1,259 @@
+//! The result of a power-loss run as the report carries it (text, JSON, summary phrase) and
+//! as `conformance faults powerloss` prints it: counts per version, store kind and verdict,
+//! the kinds of states judged (beyond SIGKILL: `.crc` ahead of the data or behind it, torn
+//! pages, a pending size change), every disagreement and every upstream finding. A run that
+//! judged no state has not passed.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::fault::official::strategy_name;
+use crate::fault::section::findings_text;
+use crate::powerloss::judged::Judged;
+use crate::powerloss::record::Recording;
+
+/// Upstream-finding and disagreement lines kept at most (the counts are exact).
+const MAX_LINES: usize = 50;
+
+/// What a power-loss run judged.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PowerlossSection {
+    /// Seed of the run.
+    pub seed: u64,
+    /// Crash states judged.
+    pub states: u64,
+    /// Official writer runs recorded.
+    pub recordings: u64,
+    /// Official calls recorded.
+    pub calls: u64,
+    /// Sync points seen (per file: data, meta).
+    pub sync_points: [u64; 2],
+    /// States per official version.
+    pub per_version: BTreeMap<String, u64>,
+    /// States per `version kind`.
+    pub per_kind: BTreeMap<String, u64>,
+    /// `strategy/reader-path verdict` -> count.
+    pub verdicts: BTreeMap<String, u64>,
+    /// `version strategy/reader-path verdict` -> count.
+    pub per_version_verdicts: BTreeMap<String, u64>,
+    /// States whose `.crc` has pages newer than some of its data pages (no SIGKILL leaves them).
+    pub crc_ahead: u64,
+    /// States whose data has pages newer than a page of its `.crc`.
+    pub data_ahead: u64,
+    /// States with a torn page.
+    pub torn: u64,
+    /// States with a file at its size as last synced while a size change was pending.
+    pub old_size: u64,
+    /// Where `Store` took the region from (`discard last-confirmed`, `recover recovered`, ...).
+    pub reader_sources: BTreeMap<String, u64>,
+    /// States with an unexplained difference (fails the run).
+    pub disagreeing: u64,
+    /// States where the official library crashed, hung or failed.
+    pub upstream_states: u64,
+    /// States on which the reader panicked (counted in `disagreeing`).
+    pub reader_panics: u64,
+    /// The first disagreeing states (line, saved folder).
+    pub disagreements: Vec<String>,
+    /// The first upstream findings.
+    pub upstream: Vec<String>,
+    /// Wall-clock seconds (summed over merged sections).
+    pub seconds: f64,
+}
+
+impl PowerlossSection {
+    /// Counts a recording.
+    pub fn add_recording(&mut self, rec: &Recording) {
+        self.recordings += 1;
+        self.calls += rec.steps.len().saturating_sub(1) as u64;
+        for s in rec.steps.iter().skip(1) {
+            self.sync_points[0] += u64::from(s.data_sync.is_some());
+            self.sync_points[1] += u64::from(s.meta_sync.is_some());
+        }
+    }
+
+    /// Counts a judged state of `rec`.
+    pub fn add(&mut self, j: &Judged, rec: &Recording) {
+        self.states += 1;
+        *self.per_version.entry(j.tag.clone()).or_insert(0) += 1;
+        *self
+            .per_kind
+            .entry(format!("{} {}", j.tag, j.kind))
+            .or_insert(0) += 1;
+        for (s, p, v) in &j.verdicts {
+            let k = format!("{}/{} {}", strategy_name(*s), p.name(), v.label());
+            *self
+                .per_version_verdicts
+                .entry(format!("{} {k}", j.tag))
+                .or_insert(0) += 1;
+            *self.verdicts.entry(k).or_insert(0) += 1;
+        }
+        self.crc_ahead += u64::from(j.state.crc_ahead());
+        self.data_ahead += u64::from(j.state.data_ahead());
+        self.torn += u64::from(j.state.torn());
+        self.old_size += u64::from(j.state.old_size(rec));
+        self.reader_panics += u64::from(j.panicked);
+        for s in &j.sources {
+            *self.reader_sources.entry(s.clone()).or_insert(0) += 1;
+        }
+        let line = || match &j.saved {
+            Some(p) => format!("{} (saved in {})", j.line(), p.display()),
+            None => j.line(),
+        };
+        if j.disagrees() {
+            self.disagreeing += 1;
+            if self.disagreements.len() < MAX_LINES {
+                self.disagreements.push(line());
+            }
+        }
+        if j.upstream() {
+            self.upstream_states += 1;
+            if self.upstream.len() < MAX_LINES {
+                self.upstream.push(line());
+            }
+        }
+    }
+
+    /// Passed: some state was judged, none disagrees, the reader never panicked.
+    pub fn passed(&self) -> bool {
+        self.states > 0 && self.disagreeing == 0 && self.reader_panics == 0
+    }
+
+    /// The sections of several runs (report shards) as one; `None` when there is none.
+    pub fn merge(sections: impl IntoIterator<Item = PowerlossSection>) -> Option<PowerlossSection> {
+        let mut it = sections.into_iter();
+        let mut m = it.next()?;
+        let add = |a: &mut BTreeMap<String, u64>, b: BTreeMap<String, u64>| {
+            for (k, n) in b {
+                *a.entry(k).or_insert(0) += n;
+            }
+        };
+        for s in it {
+            m.states += s.states;
+            m.recordings += s.recordings;
+            m.calls += s.calls;
+            m.sync_points[0] += s.sync_points[0];
+            m.sync_points[1] += s.sync_points[1];
+            add(&mut m.per_version, s.per_version);
+            add(&mut m.per_kind, s.per_kind);
+            add(&mut m.verdicts, s.verdicts);
+            add(&mut m.per_version_verdicts, s.per_version_verdicts);
+            add(&mut m.reader_sources, s.reader_sources);
+            m.crc_ahead += s.crc_ahead;
+            m.data_ahead += s.data_ahead;
+            m.torn += s.torn;
+            m.old_size += s.old_size;
+            m.disagreeing += s.disagreeing;
+            m.upstream_states += s.upstream_states;
+            m.reader_panics += s.reader_panics;
+            m.disagreements.extend(s.disagreements);
+            m.upstream.extend(s.upstream);
+            m.seconds += s.seconds;
+        }
+        Some(m)
+    }
+
+    /// For the report's summary line.
+    pub fn phrase(&self) -> String {
+        format!(
+            "{} power-loss state(s) judged, {} disagreeing, {} upstream finding(s)",
+            self.states, self.disagreeing, self.upstream_states
+        )
+    }
+
+    /// Human-readable: counts, then upstream findings and disagreements.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "power-loss suite: {} — {} crash states judged ({} recordings, {} official calls, \
+             sync points data {} / meta {}; seed {}; {:.1} s)",
+            if self.passed() { "PASS" } else { "FAIL" },
+            self.states,
+            self.recordings,
+            self.calls,
+            self.sync_points[0],
+            self.sync_points[1],
+            self.seed,
+            self.seconds
+        );
+        let _ = writeln!(
+            s,
+            "  beyond SIGKILL: .crc ahead of data {}, data ahead of .crc {}, torn page {}, size as last synced {}",
+            self.crc_ahead, self.data_ahead, self.torn, self.old_size
+        );
+        let per = |m: &BTreeMap<String, u64>| {
+            m.iter()
+                .map(|(t, n)| format!("{t}: {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let _ = writeln!(s, "  per version: {}", per(&self.per_version));
+        let _ = writeln!(s, "  per version and kind: {}", per(&self.per_kind));
+        let _ = writeln!(s, "  Store's region: {}", per(&self.reader_sources));
+        for (k, n) in &self.verdicts {
+            let _ = writeln!(s, "  {k}: {n}");
+        }
+        for tag in self.per_version.keys() {
+            let prefix = format!("{tag} ");
+            let v: Vec<String> = self
+                .per_version_verdicts
+                .iter()
+                .filter_map(|(k, n)| Some(format!("{} {n}", k.strip_prefix(&prefix)?)))
+                .collect();
+            let _ = writeln!(s, "  {tag}: {}", v.join(", "));
+        }
+        let _ = writeln!(
+            s,
+            "  reader panics: {}; upstream findings: {}; disagreeing: {}",
+            self.reader_panics, self.upstream_states, self.disagreeing
+        );
+        findings_text(&mut s, &self.upstream, &self.disagreements, self.states);
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn section(states: u64, disagreeing: u64) -> PowerlossSection {
+        PowerlossSection {
+            states,
+            recordings: 1,
+            per_version: [("v2.4.2".to_string(), states)].into_iter().collect(),
+            verdicts: [("discard/store agree".to_string(), states)]
+                .into_iter()
+                .collect(),
+            disagreeing,
+            crc_ahead: 2,
+            ..PowerlossSection::default()
+        }
+    }
+
+    #[test]
+    fn merge_sums_and_an_empty_or_disagreeing_run_fails() {
+        assert!(section(5, 0).passed());
+        assert!(!section(0, 0).passed());
+        assert!(!section(5, 1).passed());
+        let panicked = PowerlossSection {
+            reader_panics: 1,
+            ..section(5, 0)
+        };
+        assert!(!panicked.passed());
+        let m = PowerlossSection::merge([section(5, 0), section(7, 1)]).unwrap();
+        assert_eq!(
+            (m.states, m.disagreeing, m.crc_ahead, m.recordings),
+            (12, 1, 4, 2)
+        );
+        assert_eq!(m.per_version["v2.4.2"], 12);
+        assert!(!m.passed());
+        assert!(m.to_text().contains("FAIL"));
+        let back: PowerlossSection =
+            serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
+        assert_eq!(back, m);
+        assert!(PowerlossSection::merge(Vec::new()).is_none());
+    }
+}

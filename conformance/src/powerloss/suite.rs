@@ -1,0 +1,568 @@
+//! The power-loss run: recordings of the official writer, their crash states, and for every
+//! state the official library of that version (each error strategy, in batches of states per
+//! child process) against the reader (`Store` and the `mmkv dump` path), judged by the fault
+//! suite's judge and exceptions table.
+
+use std::collections::HashSet;
+use std::hash::{Hash as _, Hasher as _};
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+
+use mmkv_sys::ErrorStrategy;
+
+use crate::error::{Error, Result};
+use crate::fault::official::{spawn_reads, strategy_name, OfficialOutcome};
+use crate::fault::reads::{read_reader, ReaderFn, ReaderPath};
+use crate::fault::summary::verdicts_line;
+use crate::judge::exceptions::Scope;
+use crate::judge::state::{judge_outcomes, Verdict};
+use crate::powerloss::judged::{Judged, Verdicts};
+use crate::powerloss::record::{record, Recording};
+use crate::powerloss::section::PowerlossSection;
+use crate::powerloss::states::{base_image, states_at, CrashState};
+use crate::sides::official::OfficialLib;
+use crate::sides::sys::SysLib;
+use crate::vocab::kind::{Features, StoreKind};
+use crate::vocab::{SplitMix, STORE_ID};
+use crate::writer::child::ChildExe;
+
+/// The store kinds of the suite (those a version has): plaintext, AES-128, AES-256,
+/// expiring, and expiring with each cipher.
+pub const KINDS: [StoreKind; 6] = [
+    StoreKind::Plain,
+    StoreKind::Aes128,
+    StoreKind::Aes256,
+    StoreKind::Expire,
+    StoreKind::ExpireAes128,
+    StoreKind::ExpireAes256,
+];
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct PowerlossConfig {
+    /// The child processes' program (`conformance faults`).
+    pub exe: ChildExe,
+    /// Official versions (built tags).
+    pub tags: Vec<String>,
+    /// Store kinds (each version runs those it has).
+    pub kinds: Vec<StoreKind>,
+    /// Crash states to judge.
+    pub states: usize,
+    /// Seed of everything (plans, samples).
+    pub seed: u64,
+    /// Workload ops per recording.
+    pub ops: usize,
+    /// Crash states per crash point at most (exhaustive below, sampled above).
+    pub per_point: usize,
+    /// Crash states judged per recording at most (a random subset of its distinct states;
+    /// fewer when the run is small for its versions and kinds: at least one recording per
+    /// version and kind while there are states for 10 each).
+    pub per_recording: usize,
+    /// States per official child process.
+    pub batch: usize,
+    /// Where disagreeing states (shrunk) and upstream findings are saved.
+    pub save: Option<PathBuf>,
+    /// Disagreeing states shrunk to a minimal state at most (each costs child processes).
+    pub shrink: usize,
+    /// The `Store` path under test (tests inject broken ones); the dump path is always read.
+    pub reader: ReaderFn,
+    /// Stop at the first disagreeing state (tests of broken readers).
+    pub stop_at_disagreement: bool,
+}
+
+impl PowerlossConfig {
+    /// Defaults: every built tag, the kinds of [`KINDS`], seed 1, 120 ops, 24 states per
+    /// crash point, 400 per recording, batches of 64, failures under
+    /// `<failures root>/powerloss`.
+    pub fn new(exe: ChildExe, states: usize) -> PowerlossConfig {
+        PowerlossConfig {
+            exe,
+            tags: mmkv_sys::built_versions()
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            kinds: KINDS.to_vec(),
+            states,
+            seed: 1,
+            ops: 120,
+            per_point: 24,
+            per_recording: 400,
+            batch: 64,
+            save: Some(crate::differential::failures::failures_root().join("powerloss")),
+            shrink: 5,
+            reader: read_reader,
+            stop_at_disagreement: false,
+        }
+    }
+}
+
+/// A version and store kind under test.
+#[derive(Debug, Clone)]
+struct Target {
+    tag: String,
+    can_recover: bool,
+    features: Features,
+    kind: StoreKind,
+}
+
+impl Target {
+    fn strategies(&self) -> Vec<ErrorStrategy> {
+        let mut s = vec![ErrorStrategy::Discard];
+        if self.can_recover {
+            s.push(ErrorStrategy::Recover);
+        }
+        s
+    }
+}
+
+/// Where `Store` opened with `strategy` takes the store's region from: `actual`,
+/// `old-style-header`, `last-confirmed`, `recovered`, or `refused` (a typed error).
+fn region_source(dir: &Path, kind: StoreKind, strategy: ErrorStrategy) -> String {
+    use mmkv_reader::RegionSource;
+    let mut opts = mmkv_reader::Options::new()
+        .aes256(kind.aes256())
+        .recover(strategy == ErrorStrategy::Recover);
+    if let Some(key) = kind.crypt_key() {
+        opts = opts.crypt_key(key);
+    }
+    let source = match mmkv_reader::Store::open(dir.join(STORE_ID), opts) {
+        Ok(s) => match s.snapshot().region_source() {
+            RegionSource::Actual => "actual",
+            RegionSource::OldStyleHeader => "old-style-header",
+            RegionSource::LastConfirmed => "last-confirmed",
+            RegionSource::Recovered => "recovered",
+        },
+        Err(_) => "refused",
+    };
+    format!("{} {source}", strategy_name(strategy))
+}
+
+fn write_store(dir: &Path, files: &[Vec<u8>; 2]) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let data = dir.join(STORE_ID);
+    let meta = mmkv_reader::meta_path(&data);
+    std::fs::write(&data, &files[0]).map_err(|e| Error::io(&data, e))?;
+    std::fs::write(&meta, &files[1]).map_err(|e| Error::io(&meta, e))
+}
+
+fn fingerprint(files: &[Vec<u8>; 2]) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    files.hash(&mut h);
+    h.finish()
+}
+
+/// Official reads of many stores (`conformance faults read`, one child for them all, which
+/// reads the discard copies first): a crash or hang is the outcome of the store being read,
+/// and the rest go to a new child. Outcomes come back in the order of `runs`.
+pub fn read_batch(
+    exe: &ChildExe,
+    tag: &str,
+    kind: StoreKind,
+    runs: &[(ErrorStrategy, PathBuf)],
+) -> Result<Vec<OfficialOutcome>> {
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_by_key(|&i| runs[i].0 != ErrorStrategy::Discard);
+    let ordered: Vec<(ErrorStrategy, &Path)> = order
+        .iter()
+        .map(|&i| (runs[i].0, runs[i].1.as_path()))
+        .collect();
+    let mut got: Vec<OfficialOutcome> = Vec::with_capacity(runs.len());
+    while got.len() < ordered.len() {
+        for o in spawn_reads(exe, tag, kind, &ordered[got.len()..])? {
+            let stopped = matches!(o, OfficialOutcome::Hung | OfficialOutcome::Crashed(_));
+            got.push(o);
+            if stopped {
+                break;
+            }
+        }
+    }
+    let mut out = vec![OfficialOutcome::Hung; runs.len()];
+    for (i, o) in order.into_iter().zip(got) {
+        out[i] = o;
+    }
+    Ok(out)
+}
+
+/// Judges the store in `dir` given the official outcomes; a reader panic is a disagreement.
+fn judge_dir(
+    target: &Target,
+    reader: ReaderFn,
+    dir: &Path,
+    official: &[(ErrorStrategy, OfficialOutcome)],
+    scratch: &Path,
+) -> Result<(Verdicts, bool)> {
+    let scope = Scope::of_kind(&target.tag, target.kind)
+        .ok_or_else(|| Error::Other(format!("{}: not a vMAJOR.MINOR.PATCH tag", target.tag)))?;
+    let judged = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        judge_outcomes(
+            &target.features,
+            &scope,
+            target.kind,
+            reader,
+            dir,
+            official,
+            scratch,
+        )
+    }));
+    match judged {
+        Ok(v) => Ok((v?, false)),
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            Ok((
+                vec![(
+                    ErrorStrategy::Discard,
+                    ReaderPath::Store,
+                    Verdict::Disagree(format!("reader panicked: {msg}")),
+                )],
+                true,
+            ))
+        }
+    }
+}
+
+/// Judges one state on its own (official reads in one child): the replay and the shrinker.
+fn judge_one(
+    cfg: &PowerlossConfig,
+    target: &Target,
+    files: &[Vec<u8>; 2],
+    work: &Path,
+) -> Result<(Verdicts, bool)> {
+    let dir = work.join("one");
+    let _ = std::fs::remove_dir_all(&dir);
+    write_store(&dir.join("state"), files)?;
+    let strategies = target.strategies();
+    let mut runs = Vec::new();
+    for s in &strategies {
+        let d = dir.join(strategy_name(*s));
+        write_store(&d, files)?;
+        runs.push((*s, d));
+    }
+    let refs: Vec<(ErrorStrategy, &Path)> = runs.iter().map(|(s, d)| (*s, d.as_path())).collect();
+    let outcomes = spawn_reads(&cfg.exe, &target.tag, target.kind, &refs)?;
+    let official: Vec<_> = strategies.into_iter().zip(outcomes).collect();
+    let r = judge_dir(target, cfg.reader, &dir.join("state"), &official, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    r
+}
+
+fn disagrees(v: &Verdicts) -> bool {
+    v.iter().any(|(_, _, v)| matches!(v, Verdict::Disagree(_)))
+}
+
+/// Shrinks a disagreeing state: reverts written pages to their synced content, torn pages
+/// to whole ones and sizes to the synced size while the state still disagrees.
+fn shrink(
+    cfg: &PowerlossConfig,
+    target: &Target,
+    rec: &Recording,
+    state: &CrashState,
+    work: &Path,
+) -> Result<CrashState> {
+    use crate::powerloss::states::PageSrc;
+    let mut cur = state.clone();
+    let mut tries = 0;
+    loop {
+        let mut candidates = Vec::new();
+        for f in 0..2 {
+            for i in 0..cur.files[f].pages.len() {
+                let mut c = cur.clone();
+                c.files[f].pages.remove(i);
+                c.files[f].dropped += 1;
+                candidates.push(c);
+                if let PageSrc::Torn(s, _) = cur.files[f].pages[i].1 {
+                    let mut c = cur.clone();
+                    c.files[f].pages[i].1 = PageSrc::Step(s);
+                    candidates.push(c);
+                }
+            }
+            if cur.files[f].new_size
+                && base_image(rec, f, cur.files[f].base).len() != rec.steps[cur.point].file(f).len()
+            {
+                let mut c = cur.clone();
+                c.files[f].new_size = false;
+                candidates.push(c);
+            }
+        }
+        let mut progressed = false;
+        for c in candidates {
+            if tries >= 60 {
+                return Ok(cur);
+            }
+            tries += 1;
+            if c.build(rec) == cur.build(rec) {
+                continue;
+            }
+            if disagrees(&judge_one(cfg, target, &c.build(rec), work)?.0) {
+                cur = c;
+                progressed = true;
+                break;
+            }
+        }
+        if !progressed {
+            return Ok(cur);
+        }
+    }
+}
+
+/// Saves a state: `state/` (shrunk when it disagreed), `original/`, `synced/` (the files as
+/// last durable), `crash-point/` (the files at the crash point, what a SIGKILL leaves) and
+/// `state.txt` (`tag kind` on its first line, for `conformance faults powerloss --replay`).
+fn save(
+    root: &Path,
+    rec: &Recording,
+    j: &Judged,
+    original: Option<&CrashState>,
+    note: &str,
+) -> Result<PathBuf> {
+    let to = root.join(format!("{}-{}-{}", j.tag, j.kind, j.index));
+    let _ = std::fs::remove_dir_all(&to);
+    write_store(&to.join("state"), &j.state.build(rec))?;
+    if let Some(o) = original {
+        write_store(&to.join("original"), &o.build(rec))?;
+    }
+    let synced = [
+        base_image(rec, 0, j.state.files[0].base),
+        base_image(rec, 1, j.state.files[1].base),
+    ];
+    write_store(&to.join("synced"), &synced)?;
+    let p = &rec.steps[j.state.point];
+    write_store(&to.join("crash-point"), &[p.data.clone(), p.meta.clone()])?;
+    let text = format!(
+        "{} {}\nseed {} crash after step {} ({}){}\n{}\n{note}",
+        j.tag,
+        j.kind,
+        rec.seed,
+        j.state.point,
+        p.label,
+        original
+            .map(|o| format!("\noriginal: {o}"))
+            .unwrap_or_default(),
+        j.line()
+    );
+    let t = to.join("state.txt");
+    std::fs::write(&t, text).map_err(|e| Error::io(&t, e))?;
+    Ok(to)
+}
+
+/// Replays a saved state (`state.txt`'s `tag kind`, `state/`): its verdicts now.
+pub fn replay(cfg: &PowerlossConfig, folder: &Path) -> Result<Verdicts> {
+    let t = folder.join("state.txt");
+    let text = std::fs::read_to_string(&t).map_err(|e| Error::io(&t, e))?;
+    let mut head = text.lines().next().unwrap_or("").split(' ');
+    let (Some(tag), Some(kind)) = (head.next(), head.next()) else {
+        return Err(Error::Other(format!("{}: no `tag kind` line", t.display())));
+    };
+    let kind: StoreKind = kind
+        .parse()
+        .map_err(|e| Error::Other(format!("{}: kind {kind}: {e}", t.display())))?;
+    let target = target(tag, kind)?;
+    let state = folder.join("state");
+    let data = state.join(STORE_ID);
+    let files = [
+        std::fs::read(&data).unwrap_or_default(),
+        std::fs::read(mmkv_reader::meta_path(&data)).unwrap_or_default(),
+    ];
+    let work = scratch()?;
+    Ok(judge_one(cfg, &target, &files, work.path())?.0)
+}
+
+/// Judges one state's files (data, meta) as official `tag` and the reader read them as `kind`.
+pub fn judge_files(
+    cfg: &PowerlossConfig,
+    tag: &str,
+    kind: StoreKind,
+    files: &[Vec<u8>; 2],
+) -> Result<Verdicts> {
+    let work = scratch()?;
+    Ok(judge_one(cfg, &target(tag, kind)?, files, work.path())?.0)
+}
+
+fn scratch() -> Result<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix("mmkv-powerloss")
+        .tempdir()
+        .map_err(|e| Error::io(std::env::temp_dir(), e))
+}
+
+fn target(tag: &str, kind: StoreKind) -> Result<Target> {
+    let lib = SysLib::load(tag)?;
+    Ok(Target {
+        tag: tag.to_string(),
+        can_recover: lib.official().capabilities().error_strategy,
+        features: lib.features(),
+        kind,
+    })
+}
+
+/// The distinct crash states of a recording (at most `cfg.per_recording`, chosen at random).
+pub fn recording_states(
+    rec: &Recording,
+    per_point: usize,
+    max: usize,
+    rng: &mut SplitMix,
+) -> Vec<CrashState> {
+    let mut seen = HashSet::new();
+    let mut all = Vec::new();
+    for point in 1..rec.steps.len() {
+        for s in states_at(rec, point, per_point, rng) {
+            if seen.insert(fingerprint(&s.build(rec))) {
+                all.push(s);
+            }
+        }
+    }
+    // A random subset of `max`, in crash-point order.
+    let n = all.len();
+    for i in 0..max.min(n) {
+        let j = i + rng.below((n - i) as u64) as usize;
+        all.swap(i, j);
+    }
+    all.truncate(max);
+    all.sort_by_key(|s| s.point);
+    all
+}
+
+/// Runs the suite; `progress` is called after every judged state.
+pub fn run_powerloss(
+    cfg: &PowerlossConfig,
+    mut progress: impl FnMut(&Judged),
+) -> Result<PowerlossSection> {
+    let started = std::time::Instant::now();
+    let mut per_tag = Vec::new();
+    for tag in &cfg.tags {
+        let t = target(tag, StoreKind::Plain)?;
+        let kinds: Vec<StoreKind> = cfg
+            .kinds
+            .iter()
+            .copied()
+            .filter(|k| k.supported_by(&t.features))
+            .collect();
+        per_tag.push((t, kinds));
+    }
+    // Interleaved so that consecutive recordings go to different versions.
+    let rounds = per_tag.iter().map(|t| t.1.len()).max().unwrap_or(0);
+    let mut targets = Vec::new();
+    for round in 0..rounds {
+        for (t, kinds) in &per_tag {
+            if let Some(&kind) = kinds.get(round) {
+                targets.push(Target { kind, ..t.clone() });
+            }
+        }
+    }
+    if targets.is_empty() {
+        return Err(Error::Other(
+            "power-loss suite: no official version built".into(),
+        ));
+    }
+    // Small runs over many versions spread over as many recordings as there are targets.
+    let per_recording = cfg
+        .per_recording
+        .min(cfg.states.div_ceil(targets.len()).max(10));
+    let work = scratch()?;
+    let mut rng = SplitMix::new(cfg.seed ^ 0x90e7_1055);
+    let mut section = PowerlossSection {
+        seed: cfg.seed,
+        ..PowerlossSection::default()
+    };
+    let mut index = 0usize;
+    let mut shrunk = 0usize;
+    let mut run_no = 0usize;
+    while index < cfg.states {
+        let target = targets[run_no % targets.len()].clone();
+        run_no += 1;
+        let seed = rng.next_u64();
+        let rec = record(
+            &cfg.exe,
+            &target.tag,
+            &target.features,
+            target.kind,
+            seed,
+            cfg.ops,
+            &work.path().join("record"),
+        )?;
+        section.add_recording(&rec);
+        let want = per_recording.min(cfg.states - index);
+        let states = recording_states(&rec, cfg.per_point, want, &mut rng);
+        for chunk in states.chunks(cfg.batch.max(1)) {
+            let bdir = work.path().join("batch");
+            let _ = std::fs::remove_dir_all(&bdir);
+            let strategies = target.strategies();
+            let mut runs = Vec::new();
+            let mut built = Vec::new();
+            for (i, s) in chunk.iter().enumerate() {
+                let files = s.build(&rec);
+                let sdir = bdir.join(format!("s{i}"));
+                write_store(&sdir.join("state"), &files)?;
+                for st in &strategies {
+                    let d = sdir.join(strategy_name(*st));
+                    write_store(&d, &files)?;
+                    runs.push((*st, d));
+                }
+                built.push(sdir);
+            }
+            let outcomes = read_batch(&cfg.exe, &target.tag, target.kind, &runs)?;
+            let mut outcomes = outcomes.into_iter();
+            for (s, sdir) in chunk.iter().zip(&built) {
+                let official: Vec<(ErrorStrategy, OfficialOutcome)> = strategies
+                    .iter()
+                    .map(|st| (*st, outcomes.next().unwrap_or(OfficialOutcome::Hung)))
+                    .collect();
+                let (verdicts, panicked) = judge_dir(
+                    &target,
+                    cfg.reader,
+                    &sdir.join("state"),
+                    &official,
+                    work.path(),
+                )?;
+                let sources = if panicked {
+                    Vec::new()
+                } else {
+                    strategies
+                        .iter()
+                        .map(|st| region_source(&sdir.join("state"), target.kind, *st))
+                        .collect()
+                };
+                let mut j = Judged {
+                    index,
+                    tag: target.tag.clone(),
+                    kind: target.kind,
+                    seed,
+                    state: s.clone(),
+                    verdicts,
+                    panicked,
+                    sources,
+                    saved: None,
+                };
+                index += 1;
+                if let (true, Some(root)) = (j.disagrees() || j.upstream(), &cfg.save) {
+                    let original = s.clone();
+                    let mut note = String::new();
+                    if j.disagrees() && !j.panicked && shrunk < cfg.shrink {
+                        shrunk += 1;
+                        let small = shrink(cfg, &target, &rec, s, work.path())?;
+                        note = format!("minimal: {small}\n");
+                        if small != original {
+                            let (v, _) = judge_one(cfg, &target, &small.build(&rec), work.path())?;
+                            note.push_str(&format!("its verdicts: {}\n", verdicts_line(&v)));
+                            j.state = small;
+                        }
+                    }
+                    let orig = (j.state != original).then_some(&original);
+                    j.saved = Some(save(root, &rec, &j, orig, &note)?);
+                    j.state = original;
+                }
+                section.add(&j, &rec);
+                progress(&j);
+                if cfg.stop_at_disagreement && j.disagrees() {
+                    section.seconds = started.elapsed().as_secs_f64();
+                    return Ok(section);
+                }
+            }
+        }
+    }
+    section.seconds = started.elapsed().as_secs_f64();
+    Ok(section)
+}
