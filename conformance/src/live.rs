@@ -234,7 +234,8 @@ fn live_inner(
             },
         }
     };
-    if let Some((count, first)) = torn_opens {
+    if let (Some((count, first)), Some(row)) = (torn_opens, lock_lost) {
+        crate::judge::exceptions::count_uses(row, count as u64);
         out.accepted.push(format!(
             "{count} open(s) of the live store met a state no writer prefix explains and were retried, {first}"
         ));
@@ -300,6 +301,7 @@ fn live_inner(
                 }
                 out.reads += s.reads;
                 if let (Some(first), Some(row)) = (&s.first_torn, lock_lost) {
+                    crate::judge::exceptions::count_uses(row, s.torn as u64);
                     out.accepted.push(format!(
                         "{} read(s) no writer prefix explains, first: {first} ({})",
                         s.torn, row.reference
@@ -323,6 +325,7 @@ fn live_inner(
         return Err(format!("writer did {} of {} ops", done.ops, spec.ops));
     }
     if let (true, Some(row)) = (stats.failed > 0, lock_lost) {
+        crate::judge::exceptions::count_uses(row, stats.failed);
         out.accepted.push(format!(
             "{} reload(s) failed while the writer ran ({})",
             stats.failed, row.reference

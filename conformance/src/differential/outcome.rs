@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use crate::differential::stats::RunStats;
 use crate::judge::compare::Mismatch;
-use crate::judge::exceptions::Exception;
+use crate::judge::exceptions::{count_uses, Exception};
 
 /// An accepted upstream difference (see [`crate::judge::exceptions`]).
 #[derive(Debug, Clone)]
@@ -100,8 +100,8 @@ pub struct Judged {
 
 impl Judged {
     /// Records `mismatch`, seen at `stage`: an accepted divergence when `exception` (the row
-    /// whose recogniser explained it) is given, else a failure (`unlisted`, when given, says
-    /// why no row applies).
+    /// whose recogniser explained it) is given (one use of the row), else a failure
+    /// (`unlisted`, when given, says why no row applies).
     pub fn record(
         &mut self,
         stage: String,
@@ -110,11 +110,14 @@ impl Judged {
         unlisted: Option<&str>,
     ) {
         match (exception, unlisted) {
-            (Some(exception), _) => self.divergences.push(Divergence {
-                stage,
-                mismatch,
-                exception,
-            }),
+            (Some(exception), _) => {
+                count_uses(exception, 1);
+                self.divergences.push(Divergence {
+                    stage,
+                    mismatch,
+                    exception,
+                })
+            }
             (None, Some(why)) => self.mismatches.push((format!("{stage} ({why})"), mismatch)),
             (None, None) => self.mismatches.push((stage, mismatch)),
         }

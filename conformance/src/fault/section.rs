@@ -25,6 +25,8 @@ pub struct FaultSection {
     pub per_version: BTreeMap<String, u64>,
     /// `strategy/reader-path verdict` -> count (`discard/store agree`, ...).
     pub verdicts: BTreeMap<String, u64>,
+    /// [`FaultSection::verdicts`] per official version.
+    pub verdicts_per_version: BTreeMap<String, BTreeMap<String, u64>>,
     /// One line per state with an unexplained difference (fails the run).
     pub disagreements: Vec<String>,
     /// One line per state where the official library crashed, hung or failed.
@@ -55,6 +57,11 @@ impl FaultSection {
                 .into_iter()
                 .map(|(k, n)| (k, n as u64))
                 .collect(),
+            verdicts_per_version: summary
+                .counts_by_version()
+                .into_iter()
+                .map(|(tag, m)| (tag, m.into_iter().map(|(k, n)| (k, n as u64)).collect()))
+                .collect(),
             disagreements: summary.disagreements().into_iter().map(line).collect(),
             upstream: summary.upstream().into_iter().map(line).collect(),
             seconds: 0.0,
@@ -79,6 +86,12 @@ impl FaultSection {
             }
             for (k, n) in s.verdicts {
                 *m.verdicts.entry(k).or_insert(0) += n;
+            }
+            for (tag, per) in s.verdicts_per_version {
+                let slot = m.verdicts_per_version.entry(tag).or_default();
+                for (k, n) in per {
+                    *slot.entry(k).or_insert(0) += n;
+                }
             }
             m.disagreements.extend(s.disagreements);
             m.upstream.extend(s.upstream);

@@ -108,10 +108,21 @@ impl Summary {
     /// Verdict label -> count, per strategy and reader path (`discard/store agree` ...).
     pub fn counts(&self) -> BTreeMap<String, usize> {
         let mut m = BTreeMap::new();
+        for per_tag in self.counts_by_version().into_values() {
+            for (k, n) in per_tag {
+                *m.entry(k).or_insert(0) += n;
+            }
+        }
+        m
+    }
+
+    /// [`Summary::counts`] per official version (tag).
+    pub fn counts_by_version(&self) -> BTreeMap<String, BTreeMap<String, usize>> {
+        let mut m: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
         for r in &self.records {
             for (s, p, v) in &r.verdicts {
                 let k = format!("{}/{} {}", strategy_name(*s), p.name(), v.label());
-                *m.entry(k).or_insert(0) += 1;
+                *m.entry(r.tag.clone()).or_default().entry(k).or_insert(0) += 1;
             }
         }
         m

@@ -5,7 +5,7 @@ use std::fmt;
 
 use crate::error::Result;
 use crate::fault::reads::read_payload;
-use crate::judge::exceptions::{accepted, Difference, Scope};
+use crate::judge::exceptions::{accepted, count_uses, Difference, Scope};
 use crate::sides::official::OfficialStore;
 use crate::sides::view::ReaderView;
 use crate::vocab::kind::Features;
@@ -174,15 +174,16 @@ pub fn agrees(
     if official == reader {
         return true;
     }
-    match (official, reader) {
-        (Some(v), None) if ty.is_scalar() => {
-            is_default_scalar(v) && accepted(Difference::DefaultForAbsentScalar, scope).is_some()
+    let row = match (official, reader) {
+        (Some(v), None) if ty.is_scalar() && is_default_scalar(v) => {
+            accepted(Difference::DefaultForAbsentScalar, scope)
         }
-        (Some(Value::Bytes(b)), None) if ty == ValueType::Bytes => {
-            b.is_empty() && accepted(Difference::EmptyForAbsentBytes, scope).is_some()
+        (Some(Value::Bytes(b)), None) if ty == ValueType::Bytes && b.is_empty() => {
+            accepted(Difference::EmptyForAbsentBytes, scope)
         }
-        _ => false,
-    }
+        _ => None,
+    };
+    row.inspect(|row| count_uses(row, 1)).is_some()
 }
 
 /// Everything the reader says about a set of keys, captured before the official getters run

@@ -8,7 +8,9 @@
 //! differs". The README's "Accepted differences" table is generated from [`TABLE`]
 //! ([`markdown_table`], `conformance exceptions`) and a test keeps the two identical.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use mmkv_sys::versions::Tag;
 
@@ -223,7 +225,8 @@ impl Configs {
         }
     }
 
-    fn text(self) -> &'static str {
+    /// The configurations in words (`encrypted, single-process`).
+    pub fn text(self) -> &'static str {
         match self {
             Configs::All => "all",
             Configs::EncryptedSingleProcess => "encrypted, single-process",
@@ -254,9 +257,13 @@ impl Exception {
     /// True when this row covers `difference` in `scope`.
     pub fn covers(&self, difference: Difference, scope: &Scope) -> bool {
         self.difference == difference
-            && scope.version >= self.first
-            && self.last.is_none_or(|last| scope.version <= last)
+            && self.covers_version(scope.version)
             && self.configs.covers(scope)
+    }
+
+    /// True when `version` is in this row's versions.
+    pub fn covers_version(&self, version: Tag) -> bool {
+        version >= self.first && self.last.is_none_or(|last| version <= last)
     }
 }
 
@@ -385,13 +392,38 @@ pub const TABLE: &[Exception] = &[
     },
 ];
 
-/// The row that accepts `difference` in `scope`, if any.
+/// The row that accepts `difference` in `scope`, if any. Asking counts no use: the places
+/// where a difference becomes accepted call [`count_uses`].
 pub fn accepted(difference: Difference, scope: &Scope) -> Option<&'static Exception> {
     TABLE.iter().find(|e| e.covers(difference, scope))
 }
 
-/// A row's versions as the table shows them.
-fn versions_text(e: &Exception) -> String {
+/// Uses of each row of [`TABLE`] in this process since the last [`take_uses`].
+static USES: [AtomicU64; TABLE.len()] = [const { AtomicU64::new(0) }; TABLE.len()];
+
+/// Counts `n` uses of `row`: differences seen and accepted by it (a divergence of a
+/// differential run, an accepted getter read, a fault-suite verdict, live-writer reads).
+pub fn count_uses(row: &Exception, n: u64) {
+    if let Some(i) = TABLE.iter().position(|e| e == row) {
+        USES[i].fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// The uses counted in this process (rows used at least once, by [`Difference::code`]), reset
+/// to zero. Report cells run in child processes and send theirs in their result.
+pub fn take_uses() -> BTreeMap<String, u64> {
+    TABLE
+        .iter()
+        .zip(&USES)
+        .filter_map(|(row, n)| {
+            let n = n.swap(0, Ordering::Relaxed);
+            (n > 0).then(|| (row.difference.code().to_string(), n))
+        })
+        .collect()
+}
+
+/// A row's versions as the table shows them (`v1.3.3–v1.3.7`, `v1.2.0 and later`).
+pub fn versions_text(e: &Exception) -> String {
     match e.last {
         Some(last) => format!("{}–{last}", e.first),
         None => format!("{} and later", e.first),
@@ -530,6 +562,26 @@ mod tests {
                 "{d:?} on {tag} (encrypted {encrypted}, multi {multi})"
             );
         }
+    }
+
+    #[test]
+    fn uses_are_counted_by_code_and_taken_once() {
+        // A row no other unit test uses (the counters are per process).
+        let row = accepted(D::SpeciousMetaV6, &scope("v2.0.0", false, false)).unwrap();
+        count_uses(row, 2);
+        count_uses(row, 3);
+        assert_eq!(take_uses().get("specious-meta-v6"), Some(&5));
+        assert_eq!(
+            take_uses().get("specious-meta-v6"),
+            None,
+            "taken: reset to zero"
+        );
+        assert!(accepted(D::SpeciousMetaV6, &scope("v2.0.0", false, false)).is_some());
+        assert_eq!(
+            take_uses().get("specious-meta-v6"),
+            None,
+            "asking is no use"
+        );
     }
 
     #[test]

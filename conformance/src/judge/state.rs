@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::fault::official::OfficialOutcome;
 use crate::fault::reads::{read_dump, ReaderFn, ReaderOutcome, ReaderPath, Reads};
 use crate::judge::compare::agrees;
-use crate::judge::exceptions::{accepted, Difference, Scope};
+use crate::judge::exceptions::{accepted, count_uses, Difference, Scope};
 use crate::judge::recognise::{
     copy_store, crypt_loader_misjudged_in, empty_payload_keys, meta_version, overlong_lazy_keys,
     rewrite_specious_meta, zero_fill_like_official,
@@ -239,6 +239,12 @@ pub fn judge_outcomes(
         for (path, f) in paths {
             let r = f(dir, kind, features, *s);
             let v = classify(f, features, scope, dir, kind, *s, o, &r, scratch)?;
+            if let Some(row) = match &v {
+                Verdict::Exception(d) => accepted(*d, scope),
+                _ => None,
+            } {
+                count_uses(row, 1);
+            }
             verdicts.push((*s, path, v));
         }
     }
