@@ -116,12 +116,79 @@ pub enum FaultsCommand {
 /// Where the report goes.
 #[derive(Args, Debug, Clone)]
 pub struct OutputArgs {
-    /// Print JSON instead of the table.
-    #[arg(long)]
-    pub json: bool,
+    /// Print the report as one JSON document instead of the table (every other line goes to
+    /// stderr), or write it to FILE.
+    #[arg(long, num_args = 0..=1, value_name = "FILE")]
+    pub json: Option<Option<PathBuf>>,
     /// Where to write the Markdown table.
     #[arg(long, default_value = "target/conformance-report.md")]
     pub markdown: PathBuf,
+    /// Also write the report as a static web page (index.html) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub html: Option<PathBuf>,
+    /// The page's readers section: a `suite grade --json` file.
+    #[arg(long, value_name = "FILE", requires = "html")]
+    pub grades: Option<PathBuf>,
+    /// The page's speed section: a criterion directory with the benches' JSON files
+    /// (default: the speedup table checked in to benches/README.md).
+    #[arg(long, value_name = "DIR", requires = "html")]
+    pub speed: Option<PathBuf>,
+}
+
+/// Where the JSON document goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JsonTo {
+    /// No JSON: the table on stdout.
+    None,
+    /// The one JSON document on stdout; every other line on stderr.
+    Stdout,
+    /// The JSON document to this file; the table on stdout.
+    File(PathBuf),
+}
+
+/// Where the report goes, validated: the page's inputs are read before anything runs, so a
+/// bad `--grades` or `--speed` fails at once and not after the whole matrix.
+#[derive(Debug, Clone)]
+pub struct Output {
+    /// The JSON document.
+    pub json: JsonTo,
+    /// The Markdown table.
+    pub markdown: PathBuf,
+    /// The web page: its directory and what it shows besides the report.
+    pub html: Option<(PathBuf, conformance::html::Inputs)>,
+}
+
+impl OutputArgs {
+    /// Reads the page's inputs (when `--html` is given).
+    pub fn validate(self) -> conformance::Result<Output> {
+        let html = match self.html {
+            Some(dir) => Some((
+                dir,
+                conformance::html::Inputs::load(self.grades.as_deref(), self.speed.as_deref())?,
+            )),
+            None => None,
+        };
+        Ok(Output {
+            json: match self.json {
+                None => JsonTo::None,
+                Some(None) => JsonTo::Stdout,
+                Some(Some(file)) => JsonTo::File(file),
+            },
+            markdown: self.markdown,
+            html,
+        })
+    }
+}
+
+impl Output {
+    /// A line of text for the terminal: stdout, or stderr when stdout holds the JSON document.
+    pub fn say(&self, line: &str) {
+        if self.json == JsonTo::Stdout {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    }
 }
 
 /// `conformance report`.

@@ -12,7 +12,7 @@
 //! - [`corpus`]: golden corpora; [`record`]: writes a corpus store set;
 //! - [`powerloss`]: power-loss crash states (pages lost in any subset, torn pages) judged like
 //!   the fault suite;
-//! - [`report`]: the version × store-kind matrix;
+//! - [`report`]: the version × store-kind matrix; [`html`]: the report as a web page;
 //! - [`suite`]: the portable conformance suite for any MMKV reader (build, verify, grade);
 //! - [`writer`]: the child processes that run the official library (one way to spawn and
 //!   watch them).
@@ -22,6 +22,7 @@ pub mod corpus;
 pub mod differential;
 pub mod error;
 pub mod fault;
+pub mod html;
 pub mod judge;
 pub mod live;
 pub mod powerloss;

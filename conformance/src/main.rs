@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use cli::{Cli, Command, FaultsCommand, OutputArgs, ReportRequest, ReportRun};
+use cli::{Cli, Command, FaultsCommand, JsonTo, Output, ReportRequest, ReportRun};
 use conformance::corpus::golden::check_corpus_dir;
 use conformance::differential::failures::load_repro;
 use conformance::differential::runner::run_repro;
@@ -28,7 +28,7 @@ use conformance::writer::run_writer;
 use conformance::RealReader;
 
 /// Runs the report's rows, live writers and fault suite, then [`emit`]s it.
-fn report(mut run: ReportRun, output: &OutputArgs) -> conformance::Result<ExitCode> {
+fn report(mut run: ReportRun, output: &Output) -> conformance::Result<ExitCode> {
     let rows = plan(&run.config);
     // The expiring cells that keep the real clock (every cell with --real-clock).
     run.config.real_clock_tags = if run.real_clock {
@@ -96,7 +96,9 @@ fn report(mut run: ReportRun, output: &OutputArgs) -> conformance::Result<ExitCo
             let runs = conformance::live::run_version(&exe, &row.tag, &row.features, run.live_ops);
             r.failures
                 .extend(runs.iter().filter(|o| !o.passed()).map(|o| o.line()));
-            live_line = Some(conformance::live::summary_line(&row.tag, &runs));
+            let line = conformance::live::summary_line(&row.tag, &runs);
+            r.live_writer = Some(line.clone());
+            live_line = Some(line);
         }
         (r, live_line)
     });
@@ -138,27 +140,35 @@ fn report(mut run: ReportRun, output: &OutputArgs) -> conformance::Result<ExitCo
         versions: out,
         faults,
         powerloss,
+        ..Report::default()
     };
     let unbuilt: Vec<(&str, &str)> = mmkv_sys::unbuilt()
         .iter()
         .map(|u| (u.tag, u.reason))
         .collect();
     mark_unbuilt(&mut report, &unbuilt);
+    report.count_exception_uses(conformance::judge::exceptions::take_uses());
     emit(&report, output, &live_lines)
 }
 
-/// Prints a report (JSON or text, the Markdown file, notes and failures, the live-writer
-/// lines, the one summary line) and returns its exit status: 0 when it passed (strict under
-/// `MMKV_REQUIRE_ALL=1`), 1 otherwise.
-fn emit(
-    report: &Report,
-    output: &OutputArgs,
-    live_lines: &[String],
-) -> conformance::Result<ExitCode> {
-    if output.json {
-        println!("{}", report.to_json());
-    } else {
-        print!("{}", report.to_text());
+/// Prints a report (JSON or text, the Markdown file, the web page, notes and failures, the
+/// live-writer lines, the one summary line) and returns its exit status: 0 when it passed
+/// (strict under `MMKV_REQUIRE_ALL=1`), 1 otherwise. With the JSON document on stdout, every
+/// other line goes to stderr.
+fn emit(report: &Report, output: &Output, live_lines: &[String]) -> conformance::Result<ExitCode> {
+    match &output.json {
+        JsonTo::Stdout => println!("{}", report.to_json()),
+        JsonTo::File(file) => {
+            std::fs::write(file, report.to_json() + "\n")
+                .map_err(|e| conformance::Error::io(file, e))?;
+            print!("{}", report.to_text());
+            eprintln!("JSON report written to {}", file.display());
+        }
+        JsonTo::None => print!("{}", report.to_text()),
+    }
+    if let Some((dir, inputs)) = &output.html {
+        let index = conformance::html::write_site(dir, report, inputs)?;
+        eprintln!("web page written to {}", index.display());
     }
     let markdown = &output.markdown;
     if let Some(parent) = markdown.parent() {
@@ -181,9 +191,9 @@ fn emit(
         }
     }
     for l in live_lines {
-        println!("{l}");
+        output.say(l);
     }
-    println!("{}", report.summary_line());
+    output.say(&report.summary_line());
     let strict = require_all();
     let unbuilt = report.tally().rows("unbuilt");
     if strict && unbuilt > 0 {
@@ -210,12 +220,14 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
     match cli.command {
         Command::Report(args) => {
             let output = args.output.clone();
-            match args.validate()? {
+            let request = args.validate()?;
+            let output = output.validate()?;
+            match request {
                 ReportRequest::Merge(files) => emit(&merge_files(&files)?, &output, &[]),
                 ReportRequest::Run(run) => report(run, &output),
             }
         }
-        Command::Merge { files, output } => emit(&merge_files(&files)?, &output, &[]),
+        Command::Merge { files, output } => emit(&merge_files(&files)?, &output.validate()?, &[]),
         Command::Record {
             tag,
             out,
@@ -310,7 +322,7 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
                 let _ = writeln!(out, "{HEARTBEAT}");
                 let _ = out.flush();
             };
-            let result = run_cell(
+            let mut result = run_cell(
                 &lib,
                 &spec,
                 spec.gen.unwrap_or_default(),
@@ -318,6 +330,7 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
                 Some(&running),
                 &heartbeat,
             );
+            result.exceptions_used = conformance::judge::exceptions::take_uses();
             println!(
                 "{RESULT_PREFIX}{}",
                 serde_json::to_string(&result).unwrap_or_default()

@@ -8,6 +8,7 @@
 //! that workload saved as a failure folder (and its replay line). A crash is a failing cell
 //! the same way. The run goes on with the next cell.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -78,6 +79,10 @@ pub struct CellResult {
     pub failures: Vec<String>,
     /// Accepted upstream differences seen.
     pub notes: Vec<String>,
+    /// Uses of the accepted-differences rows in the cell's process, by row code
+    /// ([`crate::judge::exceptions::take_uses`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub exceptions_used: BTreeMap<String, u64>,
 }
 
 impl CellResult {
@@ -247,6 +252,7 @@ fn run_child(exe: &Path, spec: &CellSpec, timeout: Duration) -> Result<CellResul
             spec.tag, spec.kind
         )],
         notes: Vec::new(),
+        exceptions_used: BTreeMap::new(),
     })
 }
 

@@ -35,7 +35,11 @@ pub fn merge(reports: Vec<Report>) -> Report {
     let powerloss = crate::powerloss::section::PowerlossSection::merge(
         reports.iter().filter_map(|r| r.powerloss.clone()),
     );
+    let mut exceptions_used: BTreeMap<String, u64> = BTreeMap::new();
     for report in reports {
+        for (row, n) in report.exceptions_used {
+            *exceptions_used.entry(row).or_default() += n;
+        }
         for row in report.versions {
             by_tag.entry(row.tag.clone()).or_default().push(row);
         }
@@ -55,6 +59,13 @@ pub fn merge(reports: Vec<Report>) -> Report {
                 }
                 merged.failures.extend(row.failures);
                 merged.notes.extend(row.notes);
+                for (kind, detail) in row.cells {
+                    // a failing shard's detail wins: it is what the page must show
+                    if !detail.passed || !merged.cells.contains_key(&kind) {
+                        merged.cells.insert(kind, detail);
+                    }
+                }
+                merged.live_writer = merged.live_writer.or(row.live_writer);
                 if merged.unbuilt.is_none() {
                     merged.unbuilt = row.unbuilt;
                 }
@@ -67,6 +78,7 @@ pub fn merge(reports: Vec<Report>) -> Report {
         versions,
         faults,
         powerloss,
+        exceptions_used,
     }
 }
 
@@ -113,6 +125,7 @@ mod tests {
             ],
             faults: Some(faults(4)),
             powerloss: None,
+            ..Report::default()
         };
         let shard_b = Report {
             versions: vec![
@@ -125,6 +138,7 @@ mod tests {
             ],
             faults: Some(faults(3)),
             powerloss: None,
+            ..Report::default()
         };
         let arm = Report {
             versions: vec![row(
@@ -137,6 +151,7 @@ mod tests {
             )],
             faults: None,
             powerloss: None,
+            ..Report::default()
         };
         let json = |r: &Report| serde_json::from_str::<Report>(&r.to_json()).unwrap();
         let merged = merge(vec![json(&shard_a), json(&shard_b), json(&arm)]);

@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::fault::section::FaultSection;
 use crate::powerloss::section::PowerlossSection;
+use crate::report::cell::CellResult;
 use crate::vocab::kind::StoreKind;
 
 /// One cell of the report.
@@ -87,13 +88,19 @@ pub struct Row {
     pub kinds: BTreeMap<String, Cell>,
     /// What ran in this row's live cells (workloads, operations, keys compared ...).
     pub ran: RowCounts,
-    /// Failure details (not part of the JSON).
-    #[serde(skip)]
+    /// Failure details (kept in the JSON so that a merged report and its page show them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<String>,
     /// Upstream findings that do not fail the row: official in-memory divergences
-    /// (see [`crate::differential::runner`]). Not part of the JSON.
-    #[serde(skip)]
+    /// (see [`crate::differential::runner`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// What each live cell ran and found, per store kind id (the page's cell details).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub cells: BTreeMap<String, CellResult>,
+    /// The live-writer line of this row, when live writers ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_writer: Option<String>,
     /// Why the row is unbuilt (mmkv-sys' reason), when it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unbuilt: Option<String>,
@@ -172,9 +179,26 @@ pub struct Report {
     /// run (a run that did must pass).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub powerloss: Option<PowerlossSection>,
+    /// Uses of each accepted difference in this run, by [`Difference::code`] of its row of
+    /// [`crate::judge::exceptions::TABLE`] (see [`crate::judge::exceptions::take_uses`]).
+    ///
+    /// [`Difference::code`]: crate::judge::exceptions::Difference::code
+    #[serde(default)]
+    pub exceptions_used: BTreeMap<String, u64>,
 }
 
 impl Report {
+    /// Sets [`Report::exceptions_used`]: `parent`'s uses (this process: live writers, the
+    /// fault suite, in-process cells) plus those each cell's child process sent.
+    pub fn count_exception_uses(&mut self, parent: BTreeMap<String, u64>) {
+        self.exceptions_used = parent;
+        for cell in self.versions.iter().flat_map(|r| r.cells.values()) {
+            for (row, n) in &cell.exceptions_used {
+                *self.exceptions_used.entry(row.clone()).or_default() += n;
+            }
+        }
+    }
+
     /// The one verdict: something ran, no cell failed and no row has a failure, the fault
     /// suite passed (required, non-empty and without disagreement, as soon as one row is
     /// live), and with `strict` (`MMKV_REQUIRE_ALL=1`) no version is unbuilt.
@@ -287,6 +311,8 @@ pub(crate) mod tests {
             },
             failures: Vec::new(),
             notes: Vec::new(),
+            cells: BTreeMap::new(),
+            live_writer: None,
             unbuilt: None,
         }
     }
@@ -311,6 +337,7 @@ pub(crate) mod tests {
             ],
             faults: Some(faults(12)),
             powerloss: None,
+            ..Report::default()
         };
         assert!(report.passed(false));
         let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
@@ -378,6 +405,7 @@ pub(crate) mod tests {
             versions: vec![report.versions[1].clone()],
             faults: None,
             powerloss: None,
+            ..Report::default()
         };
         assert!(
             golden_only.passed(false),

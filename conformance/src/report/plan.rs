@@ -178,6 +178,7 @@ pub fn run_row(
     };
     let many_kind = lib_ok.as_ref().map(many_keys_kind);
     let mut kinds = BTreeMap::new();
+    let mut details = BTreeMap::new();
     for kind in StoreKind::ALL {
         let golden = corpus.get(kind.id());
         let supported = lib_ok
@@ -202,6 +203,7 @@ pub fn run_row(
                 };
                 let result = cell(&spec);
                 ran.add_run(result.workloads, &result.stats);
+                details.insert(kind.id().to_string(), result.clone());
                 notes.extend(result.notes);
                 if !result.passed {
                     ok = false;
@@ -248,6 +250,8 @@ pub fn run_row(
         ran,
         failures,
         notes,
+        cells: details,
+        live_writer: None,
         unbuilt: None,
     }
 }
@@ -305,6 +309,7 @@ mod tests {
             ],
             faults: Some(faults(4)),
             powerloss: None,
+            ..Report::default()
         };
         mark_unbuilt(&mut report, &[("v1.2.0", "offline")]);
         let r = &report.versions[0];

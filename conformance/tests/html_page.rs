@@ -1,0 +1,192 @@
+//! The report's web page (`report --html`) and its one-document JSON (`report --json`), on a
+//! report fixture with a FAIL cell, an unbuilt row whose reason and a failure whose key are
+//! HTML/JS injections, and a grade file whose reader and case names are too. The browser half
+//! of the check (the DOM after scripts ran, clicks, network, console, screenshot) is
+//! tests/browser/check_page.py, run by .ci/run.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use conformance::html::grades::Grades;
+use conformance::html::speed::Speed;
+use conformance::html::{render, write_site, Inputs};
+use conformance::report::Report;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/html")
+        .join(name)
+}
+
+fn report() -> Report {
+    serde_json::from_str(&std::fs::read_to_string(fixture("report-fail.json")).unwrap()).unwrap()
+}
+
+fn inputs() -> Inputs {
+    Inputs {
+        grades: Some(Grades::load(&fixture("grades.json")).unwrap()),
+        ..Inputs::default()
+    }
+}
+
+const INJECTIONS: &[&str] = &[
+    "<img src=x onerror=",
+    "<script>document.title='pwned'</script>",
+];
+
+#[test]
+fn store_derived_text_is_escaped() {
+    let page = render(&report(), &inputs()).unwrap();
+    for raw in INJECTIONS {
+        assert!(!page.contains(raw), "{raw} printed unescaped");
+    }
+    assert!(page.contains("&#60;img src=x onerror=") || page.contains("&lt;img src=x onerror="));
+    // the page's own script and nothing else
+    assert_eq!(page.matches("<script").count(), 1);
+    assert!(!page.contains("<img"));
+}
+
+#[test]
+fn matrix_has_a_row_per_tag_and_the_failing_cell_its_replay_command() {
+    let report = report();
+    let page = render(&report, &inputs()).unwrap();
+    let body = page.split("<tbody>").nth(1).unwrap();
+    let body = body.split("</tbody>").next().unwrap();
+    assert_eq!(body.matches("<tr ").count(), report.versions.len());
+    assert_eq!(
+        body.matches("<td class=\"cell ").count(),
+        report.versions.len() * conformance::StoreKind::ALL.len()
+    );
+    // the FAIL cell links to its detail, which holds the replay command
+    assert!(
+        body.contains("<td class=\"cell fail\" data-kind=\"aes256\"><a href=\"#c-v2.4.2-aes256\"")
+    );
+    let detail = page
+        .split("<section id=\"c-v2.4.2-aes256\"")
+        .nth(1)
+        .unwrap()
+        .split("</section>")
+        .next()
+        .unwrap();
+    assert!(detail.contains(
+        "<code class=\"replay\">cargo run -p conformance -- replay target/conformance-failures/v2.4.2-aes256-0</code>"
+    ));
+    assert!(detail.contains("Saved failure folder"));
+    assert!(detail.contains("live writer v2.4.2"));
+    // readers, faults, accepted differences (with this run's uses)
+    assert!(page.contains("2 case(s) not passed"));
+    assert!(page.contains("discard/store exception:zero-fill"));
+    assert!(page.contains("<td class=\"num\">12</td>"));
+    // one table of accepted differences, the fault suite's rows with their uses too
+    let row = |code: &str| {
+        let at = page.find(&format!("<code>{code}</code>")).unwrap();
+        page[at..].split("</tr>").next().unwrap().to_string()
+    };
+    assert!(row("zero-fill").contains("<td class=\"num\">5</td>"));
+    assert!(row("default-for-absent-scalar").contains("<td class=\"num\">12</td>"));
+    assert!(row("crypt-overlong-length").contains("<td class=\"num\">0</td>"));
+    // without grades the section says so
+    let bare = render(&report, &Inputs::default()).unwrap();
+    assert!(bare.contains("Not graded in this run"));
+}
+
+#[test]
+fn csp_hashes_match_the_inline_style_and_script() {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let page = render(&report(), &inputs()).unwrap();
+    let between = |open: &str, close: &str| -> String {
+        let start = page.find(open).unwrap() + open.len();
+        let end = start + page[start..].find(close).unwrap();
+        page[start..end].to_string()
+    };
+    let hash = |t: &str| {
+        base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(t.as_bytes()))
+    };
+    let csp = between("http-equiv=\"Content-Security-Policy\" content=\"", "\"");
+    assert!(csp.starts_with("default-src &#39;none&#39;") || csp.starts_with("default-src 'none'"));
+    assert!(csp.contains(&hash(&between("<style>", "</style>"))));
+    assert!(csp.contains(&hash(&between("<script>", "</script>"))));
+}
+
+#[test]
+fn speed_from_criterion_and_from_the_checked_in_table() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let s = Speed::from_criterion(&root.join("benches/tests/fixtures/criterion")).unwrap();
+    assert!(!s.ops.is_empty());
+    assert!(s.ops.iter().all(|o| o.row.reader.is_some()));
+    assert!(
+        Speed::from_criterion(&root.join("corpus")).is_err(),
+        "no estimate there"
+    );
+    let checked_in = Speed::checked_in(root).unwrap();
+    assert!(checked_in.ops.iter().any(|o| o.row.label == "get_i32"));
+    let page = render(
+        &report(),
+        &Inputs {
+            speed: Some(s),
+            ..Inputs::default()
+        },
+    )
+    .unwrap();
+    assert!(page.contains("<svg class=\"chart\""));
+    assert!(page.contains("official MULTI_PROCESS"));
+}
+
+#[test]
+fn site_is_written_and_merge_json_is_one_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = write_site(dir.path(), &report(), &inputs()).unwrap();
+    assert!(index.ends_with("index.html"));
+    let back: Report =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(back.versions.len(), report().versions.len());
+
+    // `merge ... --json --html DIR` (CI's sharded run): stdout is exactly one JSON document
+    // (the lines that used to follow it go to stderr), and the page is written
+    let site = dir.path().join("site");
+    let out = Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .arg("merge")
+        .arg(fixture("report-fail.json"))
+        .arg(fixture("report-fail.json"))
+        .arg("--json")
+        .arg("--html")
+        .arg(&site)
+        .arg("--grades")
+        .arg(fixture("grades.json"))
+        .arg("--markdown")
+        .arg(dir.path().join("table.md"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "the fixture has a FAIL cell");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document: {e}"));
+    assert_eq!(doc["versions"][4]["kinds"]["aes256"], "FAIL");
+    // two shards' uses are summed
+    assert_eq!(doc["exceptions_used"]["default-for-absent-scalar"], 24);
+    assert_eq!(
+        doc["faults"]["verdicts_per_version"]["v2.4.2"]["discard/store exception:zero-fill"],
+        6
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("conformance report: FAIL"), "{stderr}");
+    assert!(site.join("index.html").is_file());
+
+    // `report --merge` (the alias) with `--json FILE`: the document in the file, the table on
+    // stdout
+    let file = dir.path().join("report.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .args(["report", "--merge"])
+        .arg(fixture("report-fail.json"))
+        .arg("--json")
+        .arg(&file)
+        .arg("--markdown")
+        .arg(dir.path().join("table.md"))
+        .output()
+        .unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(doc["versions"].as_array().unwrap().len(), 5);
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("tag"));
+}
