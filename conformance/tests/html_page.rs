@@ -190,3 +190,76 @@ fn site_is_written_and_merge_json_is_one_document() {
     assert_eq!(doc["versions"].as_array().unwrap().len(), 5);
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("tag"));
 }
+
+/// The readers section reads what `suite grade --json` writes: a grade report built from the
+/// suite's own types, serialized, loads and renders (a change of either side fails here).
+#[test]
+fn grades_from_the_suite_grade_json() {
+    use std::collections::BTreeMap;
+
+    use conformance::suite::case::{Class, Era};
+    use conformance::suite::grade::{CaseRow, Grade, GradeReport, ReaderRow, Result1};
+
+    let results = |grade: Grade, detail: &str| -> BTreeMap<String, Result1> {
+        [(
+            "other<b>".to_string(),
+            Result1 {
+                grade,
+                detail: detail.to_string(),
+            },
+        )]
+        .into_iter()
+        .collect()
+    };
+    let report = GradeReport {
+        schema: 1,
+        grades: Grade::ALL.iter().map(|g| g.name()).collect(),
+        eras: vec!["v1.x", "v2.0-v2.3", "v2.4"],
+        readers: vec![ReaderRow {
+            name: "other<b>".to_string(),
+            command: "python3 drivers/other.py".to_string(),
+            counts: [("pass", 1), ("missing_key", 1)].into_iter().collect(),
+            by_class: [("must_read", [1, 2])].into_iter().collect(),
+            by_era: [("v2.4", [1, 2])].into_iter().collect(),
+        }],
+        cases: vec![
+            CaseRow {
+                name: "y_v2.4.2_plain".to_string(),
+                class: Class::MustRead,
+                writer: "v2.4.2".to_string(),
+                era: Era::V24,
+                what: "a plain store".to_string(),
+                results: results(Grade::Pass, ""),
+            },
+            CaseRow {
+                name: "y_v2.4.2_removed".to_string(),
+                class: Class::MustRead,
+                writer: "v2.4.2".to_string(),
+                era: Era::V24,
+                what: "removed keys".to_string(),
+                results: results(Grade::MissingKey, "missing keys 6b30"),
+            },
+        ],
+        seconds: 1.5,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("grades.json");
+    std::fs::write(&file, serde_json::to_string(&report).unwrap()).unwrap();
+    let grades = Grades::load(&file).unwrap();
+    assert_eq!(grades.readers.len(), 1);
+    assert_eq!(grades.cases.len(), 2);
+    let page = render(
+        &self::report(),
+        &Inputs {
+            grades: Some(grades),
+            ..Inputs::default()
+        },
+    )
+    .unwrap();
+    assert!(
+        page.contains("other&#60;b&#62;: 1 case(s) not passed")
+            || page.contains("other&lt;b&gt;: 1 case(s) not passed")
+    );
+    assert!(page.contains("<code>y_v2.4.2_removed</code>"));
+    assert!(page.contains("missing keys 6b30"));
+}
