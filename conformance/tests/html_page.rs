@@ -77,6 +77,16 @@ fn matrix_has_a_row_per_tag_and_the_failing_cell_its_replay_command() {
     assert!(page.contains("2 case(s) not passed"));
     assert!(page.contains("discard/store exception:zero-fill"));
     assert!(page.contains("<td class=\"num\">12</td>"));
+    // the power-loss suite: its verdicts per version, in the same table shape
+    let powerloss = page
+        .split("<section id=\"powerloss\">")
+        .nth(1)
+        .unwrap()
+        .split("</section>")
+        .next()
+        .unwrap();
+    assert!(powerloss.contains("40 power-loss state(s) judged, 0 disagreeing"));
+    assert!(powerloss.contains("<th scope=\"row\">v2.4.2</th><td class=\"num\">40</td><td class=\"num\">37</td><td class=\"num\">3</td>"));
     // one table of accepted differences, the fault suite's rows with their uses too
     let row = |code: &str| {
         let at = page.find(&format!("<code>{code}</code>")).unwrap();

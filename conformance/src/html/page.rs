@@ -1,6 +1,7 @@
 //! The page's view model: what each section shows, computed from the report, and the askama
 //! template that prints it (escaping every value).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use askama::Template;
@@ -45,6 +46,8 @@ pub struct Page<'a> {
     pub exceptions: Vec<ExceptionView>,
     /// The faults section.
     pub faults: Option<FaultsView>,
+    /// The power-loss section (the same table: crash states per version and verdict).
+    pub powerloss: Option<FaultsView>,
     /// The readers section.
     pub grades: Option<&'a Grades>,
     /// Its class columns.
@@ -178,7 +181,7 @@ pub struct ExceptionView {
     pub uses: u64,
 }
 
-/// The fault suite's verdict counts.
+/// A suite's verdict counts (the fault suite, the power-loss suite).
 pub struct FaultsView {
     /// Passed.
     pub passed: bool,
@@ -194,6 +197,41 @@ pub struct FaultsView {
     pub disagreements: Vec<String>,
     /// Upstream findings.
     pub upstream: Vec<String>,
+}
+
+impl FaultsView {
+    /// The table of a suite's verdict counts: states per version, and per version the count
+    /// of each verdict (`per`: (tag, verdict) -> count).
+    fn new(
+        passed: bool,
+        line: String,
+        per_version: &BTreeMap<String, u64>,
+        verdicts: &BTreeMap<String, u64>,
+        per: impl Fn(&str, &str) -> Option<u64>,
+    ) -> FaultsView {
+        let columns: Vec<String> = verdicts.keys().cloned().collect();
+        FaultsView {
+            passed,
+            line,
+            per_version: per_version
+                .iter()
+                .map(|(tag, states)| {
+                    let counts = columns.iter().map(|v| per(tag, v).unwrap_or(0)).collect();
+                    (tag.clone(), *states, counts)
+                })
+                .collect(),
+            totals: verdicts.values().copied().collect(),
+            verdicts: columns,
+            disagreements: Vec::new(),
+            upstream: Vec::new(),
+        }
+    }
+
+    fn with_lines(mut self, disagreements: &[String], upstream: &[String]) -> FaultsView {
+        self.disagreements = disagreements.to_vec();
+        self.upstream = upstream.to_vec();
+        self
+    }
 }
 
 /// An HTML id from arbitrary text: letters, digits, `-`, `_` and `.` kept, the rest `_`.
@@ -394,30 +432,29 @@ impl<'a> Page<'a> {
             versions: versions(report),
             exceptions: exceptions(report),
             faults: report.faults.as_ref().map(|f| {
-                let verdicts: Vec<String> = f.verdicts.keys().cloned().collect();
-                FaultsView {
-                    passed: f.passed(),
-                    line: f.phrase(),
-                    per_version: f
-                        .per_version
-                        .iter()
-                        .map(|(tag, states)| {
-                            let per = f.verdicts_per_version.get(tag);
-                            (
-                                tag.clone(),
-                                *states,
-                                verdicts
-                                    .iter()
-                                    .map(|v| per.and_then(|p| p.get(v)).copied().unwrap_or(0))
-                                    .collect(),
-                            )
-                        })
-                        .collect(),
-                    totals: verdicts.iter().map(|v| f.verdicts[v]).collect(),
-                    verdicts,
-                    disagreements: f.disagreements.clone(),
-                    upstream: f.upstream.clone(),
-                }
+                FaultsView::new(
+                    f.passed(),
+                    f.phrase(),
+                    &f.per_version,
+                    &f.verdicts,
+                    |tag, v| {
+                        f.verdicts_per_version
+                            .get(tag)
+                            .and_then(|p| p.get(v))
+                            .copied()
+                    },
+                )
+                .with_lines(&f.disagreements, &f.upstream)
+            }),
+            powerloss: report.powerloss.as_ref().map(|p| {
+                FaultsView::new(
+                    p.passed(),
+                    p.phrase(),
+                    &p.per_version,
+                    &p.verdicts,
+                    |tag, v| p.per_version_verdicts.get(&format!("{tag} {v}")).copied(),
+                )
+                .with_lines(&p.disagreements, &p.upstream)
             }),
             grades,
             classes: crate::html::grades::CLASSES,
