@@ -134,7 +134,8 @@ const UNSETTLED_RETRIES: u32 = 3;
 /// `settled` says whether a successful result needs no retry (e.g. the primary region). An
 /// optimistic load that fails while the meta keeps changing is [`Error::Busy`]; one that fails
 /// over a still meta is judged once more under the lock if the writer lets go within another
-/// `timeout` (a writer preempted between its data and meta writes), else it is the result.
+/// `timeout` (a writer preempted between its data and meta writes), is [`Error::Busy`] if the
+/// meta changed during that wait, else it is the result.
 pub(crate) fn consistent<T>(
     meta_file: &File,
     meta_path: &Path,
@@ -185,6 +186,14 @@ pub(crate) fn consistent<T>(
                 // under it.
                 if let Some(done) = locked(&mut load)? {
                     return Ok(done);
+                }
+                // The writer kept its lock that long too. A meta that moved meanwhile says the
+                // writer was preempted between its data and meta writes (an official
+                // `clearAll` truncates the data file before it writes the meta, a full
+                // write-back rewrites the region first) and has written since: not the file's
+                // fault either. Only a meta still unchanged is judged.
+                if read_meta()? != after {
+                    return Err(Error::Busy { attempts: attempt });
                 }
             }
             return result.map(|t| (t, ReadSync::Unlocked));
