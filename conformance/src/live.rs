@@ -330,11 +330,12 @@ fn live_inner(
             "{} reload(s) failed while the writer ran ({})",
             stats.failed, row.reference
         ));
-    } else if stats.failed > 0 || store.last_reload_error().is_some() {
+    } else if let Some(e) = store.last_failed_reload() {
+        // The most recent failure's error, even when a later reload succeeded (which clears
+        // `last_reload_error`).
         out.errors.push(format!(
-            "{} reload(s) failed while the writer ran (last: {:?})",
-            stats.failed,
-            store.last_reload_error()
+            "{} reload(s) failed while the writer ran (last: {e})",
+            stats.failed
         ));
     }
     // A paced writer is still writing long after the store was opened; an unpaced one can

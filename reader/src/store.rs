@@ -181,6 +181,8 @@ pub struct Store {
     local: Slots,
     reload: Mutex<ReloadState>,
     last_error: Mutex<Option<Error>>,
+    /// The most recent failed reload's error, kept when later reloads succeed.
+    last_failure: Mutex<Option<Error>>,
     full: AtomicU64,
     partial: AtomicU64,
     failed: AtomicU64,
@@ -281,6 +283,7 @@ impl Store {
             local: Slots::default(),
             reload: Mutex::new(ReloadState::default()),
             last_error: Mutex::new(None),
+            last_failure: Mutex::new(None),
             full: AtomicU64::new(0),
             partial: AtomicU64::new(0),
             failed: AtomicU64::new(0),
@@ -365,6 +368,14 @@ impl Store {
     /// The latest reload failure, if the most recent reload attempt failed.
     pub fn last_reload_error(&self) -> Option<Error> {
         lock(&self.last_error).clone()
+    }
+
+    /// The error of the most recent failed reload (one counted by [`ReloadStats::failed`]),
+    /// even when later reloads succeeded; `None` when no reload ever failed. Reads keep serving
+    /// the previous snapshot and a later success clears [`Store::last_reload_error`], so this
+    /// is what says why a reload failed.
+    pub fn last_failed_reload(&self) -> Option<Error> {
+        lock(&self.last_failure).clone()
     }
 
     /// Reload counters.
@@ -484,6 +495,7 @@ impl Store {
             Err((e, t)) => {
                 st.failed = Some((t, e.clone()));
                 *lock(&self.last_error) = Some(e.clone());
+                *lock(&self.last_failure) = Some(e.clone());
                 self.failed.fetch_add(1, Ordering::Relaxed);
                 Err(e)
             }

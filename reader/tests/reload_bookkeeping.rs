@@ -1,7 +1,8 @@
-//! What a `Store` does around its reloads, as `stats()`, `refresh()` and `last_reload_error()`
-//! report it (see `Store::refresh`): a state whose reload failed is not retried by reads, only by
-//! `refresh`; a newer state after a failed one is loaded by the next read; a refresh that finds
-//! the loaded state again clears the error; and a load done without the lock (a writer holds it
+//! What a `Store` does around its reloads, as `stats()`, `refresh()`, `last_reload_error()` and
+//! `last_failed_reload()` report it (see `Store::refresh`): a state whose reload failed is not
+//! retried by reads, only by `refresh`; a newer state after a failed one is loaded by the next
+//! read; a refresh that finds the loaded state again clears the error (the failure's error
+//! stays in `last_failed_reload()`); and a load done without the lock (a writer holds it
 //! exclusively) reads an unchanging store once, as a locked load does ("retried when the meta
 //! changed", reader/README.md). Written for surviving mutants of `store.rs`
 //! (docs/mutation-testing.md).
@@ -51,6 +52,12 @@ fn reads_do_not_retry_a_failed_state_refresh_does() {
     assert_eq!(st.refresh(), Ok(true));
     assert_eq!(st.get_string("late").as_deref(), Some("value"));
     assert_eq!(st.last_reload_error(), None);
+    // ...while the failure's error stays known (what `stats().failed` counted)
+    assert!(
+        matches!(st.last_failed_reload(), Some(Error::CrcMismatch { .. })),
+        "{:?}",
+        st.last_failed_reload()
+    );
     let s = st.stats();
     assert_eq!((s.partial, s.full, s.failed), (1, 0, 1));
 }
