@@ -6,6 +6,7 @@ use std::process::Command;
 
 use conformance::sides::sys::built_versions;
 use conformance::suite::case::{load_all, suite_root, Case, Class, CASE_FILE};
+use mmkv_sys::versions::Tag;
 
 fn copy_case(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -54,8 +55,20 @@ fn the_suite_covers_every_tag_and_class_in_under_30_mb() {
             "no {class:?} case"
         );
     }
+    // Every corpus tag up to the newest one the suite was built with: a version added later
+    // (`track-upstream add-version`) has its corpus but no cases until `conformance suite build`
+    // runs again (docs/maintainers.md). A tag missing below that horizon fails.
+    let horizon = cases
+        .iter()
+        .filter(|(_, c)| c.corpus.is_none())
+        .filter_map(|(_, c)| Tag::parse(&c.writer))
+        .max()
+        .expect("no written case");
     let corpus = mmkv_corpus::corpus_tags(&mmkv_corpus::corpus_root()).unwrap();
-    for tag in &corpus {
+    for tag in corpus
+        .iter()
+        .filter(|t| Tag::parse(t).is_some_and(|t| t <= horizon))
+    {
         assert!(
             cases
                 .iter()
