@@ -217,7 +217,11 @@ fn live_inner(
         // Whether the writer had ended before this attempt: then its files are final and the
         // open must succeed, whatever the row.
         let writer_ended = child.exited();
-        match RealReader::new().open_store(&path, spec.kind.crypt_key(), spec.kind.aes256()) {
+        match RealReader::beside_writers().open_store(
+            &path,
+            spec.kind.crypt_key(),
+            spec.kind.aes256(),
+        ) {
             Ok(s) => break Arc::new(s),
             Err(e) => match lock_lost {
                 Some(row) if !writer_ended => {
@@ -357,7 +361,7 @@ fn live_inner(
     store
         .refresh()
         .map_err(|e| format!("refresh after the writer: {e}"))?;
-    let fresh = RealReader::new()
+    let fresh = RealReader::beside_writers()
         .open_store(&path, spec.kind.crypt_key(), spec.kind.aes256())
         .map_err(|e| format!("fresh reader: {e}"))?;
     let snap = store.snapshot();

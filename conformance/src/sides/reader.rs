@@ -2,6 +2,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use mmkv_reader::{Clock, Options, ReloadStats, SnapshotData, Store};
 
@@ -11,20 +12,43 @@ use crate::vocab::value::{Value, ValueType};
 /// The real `mmkv_reader::Store` with a configurable clock (by default the official library's
 /// notion of now: `time(nullptr)` through the reader's `SystemClock`, or the test time when the
 /// test clock is on, see [`crate::vocab::test_clock::SharedClock`]).
+///
+/// [`RealReader::new`] reads stores whose writer is idle while it reads: the official instance
+/// of this thread, or a child process that has exited. A held `flock` can then only be a stale
+/// one (v2.2.0 and v2.2.1 keep a single-process store's meta file locked through its mapping),
+/// so the reader does not wait for it ([`Options::lock_timeout`] zero): it reads optimistically
+/// at once, as it would after the default 100 ms. Readers beside running writer processes use
+/// [`RealReader::beside_writers`] (the default timeout).
 #[derive(Clone)]
 pub struct RealReader {
     clock: Option<Arc<dyn Clock>>,
+    lock_timeout: Option<Duration>,
 }
 
 impl RealReader {
-    /// The reader with the system clock.
+    /// The reader with the system clock, for stores whose writer is idle while it reads.
     pub fn new() -> RealReader {
-        RealReader { clock: None }
+        RealReader {
+            clock: None,
+            lock_timeout: Some(Duration::ZERO),
+        }
     }
 
-    /// The reader with an injected clock.
+    /// The reader with the system clock and the reader's default lock timeout, for stores that
+    /// writer processes change while it reads.
+    pub fn beside_writers() -> RealReader {
+        RealReader {
+            clock: None,
+            lock_timeout: None,
+        }
+    }
+
+    /// The reader with an injected clock (for stores whose writer is idle while it reads).
     pub fn with_clock(clock: Arc<dyn Clock>) -> RealReader {
-        RealReader { clock: Some(clock) }
+        RealReader {
+            clock: Some(clock),
+            ..RealReader::new()
+        }
     }
 
     /// Opens a `Store` (not boxed) with this configuration.
@@ -43,6 +67,9 @@ impl RealReader {
             .clone()
             .unwrap_or_else(|| Arc::new(crate::vocab::test_clock::SharedClock) as Arc<dyn Clock>);
         opts = opts.clock(clock);
+        if let Some(timeout) = self.lock_timeout {
+            opts = opts.lock_timeout(timeout);
+        }
         Store::open(path, opts)
     }
 }
