@@ -116,6 +116,7 @@ fn report(mut run: ReportRun, output: &Output) -> conformance::Result<ExitCode> 
         let mut fc = SuiteConfig::new(ChildExe::this()?, run.fault_states);
         fc.tags = live.clone();
         fc.seed = run.fault_seed;
+        fc.jobs = run.jobs;
         eprintln!(
             "fault suite: {} damaged states over {}",
             run.fault_states,
@@ -129,6 +130,7 @@ fn report(mut run: ReportRun, output: &Output) -> conformance::Result<ExitCode> 
         let mut pc = PowerlossConfig::new(ChildExe::this()?, run.powerloss_states);
         pc.tags = live;
         pc.seed = run.fault_seed;
+        pc.jobs = run.jobs;
         eprintln!(
             "power-loss suite: {} crash states over {}",
             run.powerloss_states,

@@ -13,6 +13,7 @@ use conformance::judge::exceptions::TABLE;
 use conformance::judge::state::Verdict;
 use conformance::vocab::STORE_ID;
 use conformance::writer::child::ChildExe;
+use conformance::writer::Kill;
 use conformance::{Features, StoreKind};
 use mmkv_sys::ErrorStrategy;
 
@@ -59,6 +60,62 @@ fn reader_agrees_with_official_on_damaged_states() {
         "{} disagreeing states:\n{}",
         bad.len(),
         section.to_text()
+    );
+}
+
+/// The writer runs and their states run in parallel, each writer run with its own generator:
+/// the result does not depend on the number of jobs. Every state's version, kind, writer
+/// seed and kill point are compared; its damage, reader outcome and verdicts too, except
+/// where the files themselves differ from run to run: a writer killed a few microseconds
+/// into an op (`Kill::During`) leaves what the timing leaves (and the damage is sized from
+/// the files), and an encrypted store's IV is the official library's random choice (a
+/// flipped IV bit garbles different plaintext).
+#[test]
+fn the_result_does_not_depend_on_jobs() {
+    let Some(mut cfg) = config(72) else { return };
+    cfg.save = None;
+    let mut runs = Vec::new();
+    for jobs in [1, 2] {
+        cfg.jobs = jobs;
+        let mut order = Vec::new();
+        let s = run_suite(&cfg, |r| order.push(r.index)).unwrap();
+        assert_eq!(order, (0..cfg.states).collect::<Vec<_>>(), "jobs {jobs}");
+        runs.push(s);
+    }
+    let (one, two) = (&runs[0], &runs[1]);
+    assert_eq!(one.states(), two.states());
+    assert_eq!(one.writer_runs, two.writer_runs);
+    assert_eq!(one.killed_runs, two.killed_runs);
+    let (mut timed, mut compared) = (0, 0);
+    for (a, b) in one.records.iter().zip(&two.records) {
+        let what = format!("jobs 1: {}\njobs 2: {}", a.line(), b.line());
+        assert_eq!(
+            (a.index, &a.tag, a.kind, a.writer_seed, a.kill),
+            (b.index, &b.tag, b.kind, b.writer_seed, b.kill),
+            "{what}"
+        );
+        if matches!(a.kill, Kill::During(..)) {
+            timed += 1;
+            continue;
+        }
+        assert_eq!(a.damage, b.damage, "{what}");
+        if a.kind.crypt_key().is_some() {
+            continue;
+        }
+        compared += 1;
+        // Errors name checksums of bytes that differ between runs (the stores' expire times
+        // and IVs come from the clock and the official library's randomness): their class.
+        let class = |r: &Result<usize, String>| {
+            r.as_ref()
+                .map_err(|e| e.split(':').next().unwrap_or("").to_string())
+                .copied()
+        };
+        assert_eq!(class(&a.reader), class(&b.reader), "{what}");
+        assert_eq!(a.verdicts, b.verdicts, "{what}");
+    }
+    assert!(
+        timed < one.states() && compared > 0,
+        "{timed} states from timed kills, {compared} compared in full"
     );
 }
 

@@ -73,6 +73,47 @@ fn reader_agrees_with_official_on_power_loss_states() {
     assert!(s.passed(), "{}", s.to_text());
 }
 
+/// Recordings and batches of states run in parallel, each recording with its own generator:
+/// the result does not depend on the number of jobs (states, verdicts, region sources, and
+/// the section's counts).
+#[test]
+fn the_result_does_not_depend_on_jobs() {
+    if newest().is_none() {
+        return;
+    }
+    let mut cfg = config(90);
+    cfg.per_recording = 12;
+    cfg.batch = 5;
+    cfg.save = None;
+    let mut runs = Vec::new();
+    for jobs in [1, 2] {
+        cfg.jobs = jobs;
+        let mut judged = Vec::new();
+        let s = run_powerloss(&cfg, |j| judged.push(j.clone())).unwrap();
+        let order: Vec<usize> = judged.iter().map(|j| j.index).collect();
+        assert_eq!(order, (0..cfg.states).collect::<Vec<_>>(), "jobs {jobs}");
+        runs.push((s, judged));
+    }
+    let ((one, a), (two, b)) = (&runs[0], &runs[1]);
+    for (a, b) in a.iter().zip(b) {
+        let what = format!("jobs 1: {}\njobs 2: {}", a.line(), b.line());
+        assert_eq!(
+            (&a.tag, a.kind, a.seed, &a.state),
+            (&b.tag, b.kind, b.seed, &b.state),
+            "{what}"
+        );
+        assert_eq!(
+            (&a.verdicts, a.panicked, &a.sources),
+            (&b.verdicts, b.panicked, &b.sources),
+            "{what}"
+        );
+    }
+    let (mut one, mut two) = (one.clone(), two.clone());
+    (one.seconds, two.seconds) = (0.0, 0.0);
+    assert_eq!(one, two);
+    assert!(one.recordings > 1, "{}", one.to_text());
+}
+
 /// The generator reaches states no SIGKILL leaves: a `.crc` newer than the data pages it
 /// describes (and data pages newer than the `.crc`), never a step's own files, and they are
 /// judged like any other state.

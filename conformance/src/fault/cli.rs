@@ -3,7 +3,7 @@
 //! `conformance writer --plan faults`). The report (`conformance report`) runs the same suite with the same children.
 //!
 //! ```text
-//! conformance faults run [--states 1000] [--seed 1] [--tags v2.4.2,v1.3.14] [--ops 120]
+//! conformance faults run [--states 1000] [--seed 1] [--tags v2.4.2,v1.3.14] [--ops 120] [--jobs N]
 //! conformance faults read --tag T --kind K [--discard DIR]... [--recover DIR]...
 //! ```
 
@@ -41,6 +41,9 @@ pub enum FaultsCmd {
         /// Ops per writer run.
         #[arg(long, default_value_t = 120)]
         ops: usize,
+        /// Writer runs at once (default: CONFORMANCE_JOBS, else one per core).
+        #[arg(long)]
+        jobs: Option<usize>,
         /// Print every state.
         #[arg(long)]
         verbose: bool,
@@ -87,6 +90,7 @@ pub fn main(cmd: FaultsCmd) -> ExitCode {
             seed,
             tags,
             ops,
+            jobs,
             verbose,
         } => {
             let states = std::env::var(STATES_VAR)
@@ -103,6 +107,9 @@ pub fn main(cmd: FaultsCmd) -> ExitCode {
             let mut cfg = SuiteConfig::new(exe, states);
             cfg.seed = seed;
             cfg.ops = ops;
+            if let Some(n) = jobs {
+                cfg.jobs = n.max(1);
+            }
             if !tags.is_empty() {
                 cfg.tags = tags;
             }

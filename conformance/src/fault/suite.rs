@@ -2,6 +2,7 @@
 //! left, and for every resulting state the official library (each error strategy, in a child
 //! process) against the reader ([`crate::judge::state`] judges each state).
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use mmkv_sys::ErrorStrategy;
@@ -14,6 +15,7 @@ use crate::fault::summary::{StateRecord, Summary};
 use crate::judge::exceptions::Scope;
 use crate::judge::recognise::copy_store;
 use crate::judge::state::{judge_outcomes, Verdict};
+use crate::report::pool::{default_jobs, run_in_order};
 use crate::sides::official::OfficialLib;
 use crate::sides::sys::SysLib;
 use crate::vocab::kind::{Features, StoreKind};
@@ -38,6 +40,8 @@ pub struct SuiteConfig {
     pub per_base: usize,
     /// Where states that disagree (or crash the official library) are saved.
     pub save: Option<PathBuf>,
+    /// Writer runs (each with its states) at once; the result does not depend on it.
+    pub jobs: usize,
     /// The `Store` path under test ([`read_reader`]; tests inject broken ones). The dump path
     /// is always [`read_dump`].
     pub reader: ReaderFn,
@@ -45,7 +49,8 @@ pub struct SuiteConfig {
 
 impl SuiteConfig {
     /// Defaults: every built tag, `states` states, seed 1, 120 ops, 6 states per writer run,
-    /// failures saved under `<failures root>/faults` (see [`crate::differential::failures::failures_root`]).
+    /// failures saved under `<failures root>/faults` (see [`crate::differential::failures::failures_root`]),
+    /// [`jobs_from_env`] jobs.
     pub fn new(exe: ChildExe, states: usize) -> SuiteConfig {
         SuiteConfig {
             exe,
@@ -58,9 +63,23 @@ impl SuiteConfig {
             ops: 120,
             per_base: 6,
             save: Some(crate::differential::failures::failures_root().join("faults")),
+            jobs: jobs_from_env(),
             reader: read_reader,
         }
     }
+}
+
+/// Environment variable for the number of jobs (the report's `--jobs`).
+pub const JOBS_VAR: &str = "CONFORMANCE_JOBS";
+
+/// Jobs of the fault and power-loss suites: `CONFORMANCE_JOBS` when it is a positive number,
+/// else [`default_jobs`] (one per core: the children they wait for keep a core busy).
+pub fn jobs_from_env() -> usize {
+    std::env::var(JOBS_VAR)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .filter(|&n: &usize| n > 0)
+        .unwrap_or_else(default_jobs)
 }
 
 fn region_len(dir: &Path) -> (u64, u64) {
@@ -124,12 +143,14 @@ pub fn judge_state(
     judge_outcomes(features, &scope, kind, reader, dir, &judged, scratch)
 }
 
-/// Runs the suite; `progress` is called after every judged state.
-pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> Result<Summary> {
-    // (tag, recover supported, features, kind), interleaved so that consecutive writer runs
-    // go to different versions: every version is reached within the first runs.
+/// A version and store kind the writer runs go to: (tag, recover supported, features, kind).
+type Target = (String, bool, Features, StoreKind);
+
+/// The targets in the order writer runs take them, interleaved so that consecutive writer
+/// runs go to different versions: every version is reached within the first runs.
+fn targets(tags: &[String]) -> Result<Vec<Target>> {
     let mut per_tag = Vec::new();
-    for tag in &cfg.tags {
+    for tag in tags {
         let lib = SysLib::load(tag)?;
         let features = lib.features();
         let kinds: Vec<StoreKind> = StoreKind::ALL
@@ -155,88 +176,142 @@ pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> R
             "fault suite: no official version built".into(),
         ));
     }
+    Ok(libs)
+}
+
+/// What one writer run (a base) gave: its states, judged.
+struct Base {
+    killed: bool,
+    records: Vec<StateRecord>,
+}
+
+/// Writer run number `base_no` and the states derived from it (indices `first..first + n`),
+/// all in `dir`. Its random choices come from its own generator, derived from the suite's
+/// seed and `base_no` alone, so bases can run in any order or at once.
+fn run_base(
+    cfg: &SuiteConfig,
+    target: &Target,
+    base_no: usize,
+    first: usize,
+    n: usize,
+    dir: &Path,
+) -> Result<Base> {
+    let (tag, can_recover, features, kind) = target;
+    let (can_recover, kind) = (*can_recover, *kind);
+    let mut rng = SplitMix::stream(cfg.seed, base_no as u64);
+    let writer_seed = rng.next_u64();
+    let kill = match rng.below(10) {
+        0..=2 => Kill::Never,
+        3..=5 => Kill::BeforeOp(rng.below(cfg.ops as u64) as usize),
+        _ => Kill::During(rng.below(cfg.ops as u64) as usize, rng.below(3000)),
+    };
+    let base = dir.join("written");
+    std::fs::create_dir_all(&base).map_err(|e| Error::io(&base, e))?;
+    let spec = WriterSpec {
+        seed: writer_seed,
+        kind,
+        kill,
+        ..WriterSpec::new(Plan::Faults, cfg.ops, 0)
+    };
+    let killed = run_killed(&cfg.exe, tag, &base, &spec)?;
+    let (data_len, region) = region_len(&base);
+    let mut records = Vec::with_capacity(n);
+    for j in 0..n {
+        let damage = if j == 0 && killed {
+            Damage::default()
+        } else {
+            Damage::choose(&mut rng, data_len, region)
+        };
+        let index = first + j;
+        let sdir = dir.join(format!("state-{index}"));
+        copy_store(&base, &sdir)?;
+        damage.apply(&sdir, STORE_ID)?;
+        let reader = (cfg.reader)(&sdir, kind, features, ErrorStrategy::Discard);
+        let verdicts = judge_state(
+            &cfg.exe,
+            tag,
+            can_recover,
+            features,
+            kind,
+            cfg.reader,
+            &sdir,
+            dir,
+        )?;
+        let mut rec = StateRecord {
+            index,
+            tag: tag.clone(),
+            kind,
+            writer_seed,
+            kill,
+            damage,
+            reader: reader.as_ref().map(|r| r.len()).map_err(|e| e.clone()),
+            verdicts,
+            saved: None,
+        };
+        let interesting = rec.disagrees()
+            || rec
+                .verdicts
+                .iter()
+                .any(|(_, _, v)| matches!(v, Verdict::Upstream(_)));
+        if let (true, Some(root)) = (interesting, &cfg.save) {
+            let to = root.join(format!("{}-{}-{index}", tag, kind));
+            let _ = std::fs::remove_dir_all(&to);
+            copy_store(&base, &to.join("before-damage"))?;
+            copy_store(&sdir, &to.join("state"))?;
+            let text = format!("{}\n", rec.line());
+            std::fs::write(to.join("verdict.txt"), text).map_err(|e| Error::io(&to, e))?;
+            rec.saved = Some(to);
+        }
+        let _ = std::fs::remove_dir_all(&sdir);
+        records.push(rec);
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    Ok(Base { killed, records })
+}
+
+/// Runs the suite; `progress` is called after every judged state, in index order.
+///
+/// Writer runs ("bases", [`SuiteConfig::per_base`] states each) run on
+/// [`SuiteConfig::jobs`] threads, each in its own directory with its own generator
+/// ([`SplitMix::stream`] of the seed and the base number), and their states are collected in
+/// base order: the result does not depend on `jobs`.
+pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> Result<Summary> {
+    let libs = targets(&cfg.tags)?;
     let work = tempfile::Builder::new()
         .prefix("mmkv-faults")
         .tempdir()
         .map_err(|e| Error::io(std::env::temp_dir(), e))?;
-    let mut rng = SplitMix::new(cfg.seed);
+    let per_base = cfg.per_base.max(1);
+    let bases: Vec<usize> = (0..cfg.states.div_ceil(per_base)).collect();
     let mut summary = Summary::default();
-    let mut base_no = 0usize;
-    while summary.records.len() < cfg.states {
-        let (tag, can_recover, features, kind) = libs[base_no % libs.len()].clone();
-        base_no += 1;
-        let writer_seed = rng.next_u64();
-        let kill = match rng.below(10) {
-            0..=2 => Kill::Never,
-            3..=5 => Kill::BeforeOp(rng.below(cfg.ops as u64) as usize),
-            _ => Kill::During(rng.below(cfg.ops as u64) as usize, rng.below(3000)),
-        };
-        let base = work.path().join(format!("base-{base_no}"));
-        std::fs::create_dir_all(&base).map_err(|e| Error::io(&base, e))?;
-        let spec = WriterSpec {
-            seed: writer_seed,
-            kind,
-            kill,
-            ..WriterSpec::new(Plan::Faults, cfg.ops, 0)
-        };
-        let killed = run_killed(&cfg.exe, &tag, &base, &spec)?;
-        summary.writer_runs += 1;
-        summary.killed_runs += usize::from(killed);
-        let (data_len, region) = region_len(&base);
-        for j in 0..cfg.per_base {
-            if summary.records.len() >= cfg.states {
-                break;
+    let mut failed = None;
+    run_in_order(
+        bases,
+        cfg.jobs,
+        |b| {
+            let first = b * per_base;
+            let n = per_base.min(cfg.states - first);
+            let dir = work.path().join(format!("base-{}", b + 1));
+            run_base(cfg, &libs[b % libs.len()], b + 1, first, n, &dir)
+        },
+        |base| match base {
+            Ok(base) => {
+                summary.writer_runs += 1;
+                summary.killed_runs += usize::from(base.killed);
+                for rec in base.records {
+                    progress(&rec);
+                    summary.records.push(rec);
+                }
+                ControlFlow::Continue(())
             }
-            let damage = if j == 0 && killed {
-                Damage::default()
-            } else {
-                Damage::choose(&mut rng, data_len, region)
-            };
-            let index = summary.records.len();
-            let sdir = work.path().join(format!("state-{index}"));
-            copy_store(&base, &sdir)?;
-            damage.apply(&sdir, STORE_ID)?;
-            let reader = (cfg.reader)(&sdir, kind, &features, ErrorStrategy::Discard);
-            let verdicts = judge_state(
-                &cfg.exe,
-                &tag,
-                can_recover,
-                &features,
-                kind,
-                cfg.reader,
-                &sdir,
-                work.path(),
-            )?;
-            let mut rec = StateRecord {
-                index,
-                tag: tag.clone(),
-                kind,
-                writer_seed,
-                kill,
-                damage,
-                reader: reader.as_ref().map(|r| r.len()).map_err(|e| e.clone()),
-                verdicts,
-                saved: None,
-            };
-            let interesting = rec.disagrees()
-                || rec
-                    .verdicts
-                    .iter()
-                    .any(|(_, _, v)| matches!(v, Verdict::Upstream(_)));
-            if let (true, Some(root)) = (interesting, &cfg.save) {
-                let to = root.join(format!("{}-{}-{index}", tag, kind));
-                let _ = std::fs::remove_dir_all(&to);
-                copy_store(&base, &to.join("before-damage"))?;
-                copy_store(&sdir, &to.join("state"))?;
-                let text = format!("{}\n", rec.line());
-                std::fs::write(to.join("verdict.txt"), text).map_err(|e| Error::io(&to, e))?;
-                rec.saved = Some(to);
+            Err(e) => {
+                failed = Some(e);
+                ControlFlow::Break(())
             }
-            let _ = std::fs::remove_dir_all(&sdir);
-            progress(&rec);
-            summary.records.push(rec);
-        }
-        let _ = std::fs::remove_dir_all(&base);
+        },
+    );
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(summary),
     }
-    Ok(summary)
 }

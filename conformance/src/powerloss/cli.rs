@@ -5,7 +5,7 @@
 //! ```text
 //! conformance faults powerloss [--states 1000] [--seed 1] [--tags v2.4.2,...] [--kinds plain,...]
 //!                              [--ops 120] [--per-point 24] [--per-recording 400] [--batch 64]
-//!                              [--verbose] [--replay FOLDER]
+//!                              [--jobs N] [--verbose] [--replay FOLDER]
 //! ```
 
 use std::path::PathBuf;
@@ -51,6 +51,9 @@ pub struct PowerlossArgs {
     /// States per official child process.
     #[arg(long, default_value_t = 64)]
     pub batch: usize,
+    /// Recordings and batches of states at once (default: CONFORMANCE_JOBS, else one per core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
     /// Print every state.
     #[arg(long)]
     pub verbose: bool,
@@ -101,6 +104,9 @@ pub fn main(args: PowerlossArgs) -> ExitCode {
     cfg.per_point = args.per_point.max(1);
     cfg.per_recording = args.per_recording.max(1);
     cfg.batch = args.batch.max(1);
+    if let Some(n) = args.jobs {
+        cfg.jobs = n.max(1);
+    }
     if !args.tags.is_empty() {
         cfg.tags = args.tags;
     }

@@ -5,6 +5,7 @@
 
 use std::collections::HashSet;
 use std::hash::{Hash as _, Hasher as _};
+use std::ops::ControlFlow;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 
@@ -13,6 +14,7 @@ use mmkv_sys::ErrorStrategy;
 use crate::error::{Error, Result};
 use crate::fault::official::{spawn_reads, strategy_name, OfficialOutcome};
 use crate::fault::reads::{read_reader, ReaderFn, ReaderPath};
+use crate::fault::suite::jobs_from_env;
 use crate::fault::summary::verdicts_line;
 use crate::judge::exceptions::Scope;
 use crate::judge::state::{judge_outcomes, Verdict};
@@ -20,6 +22,7 @@ use crate::powerloss::judged::{Judged, Verdicts};
 use crate::powerloss::record::{record, Recording};
 use crate::powerloss::section::PowerlossSection;
 use crate::powerloss::states::{base_image, states_at, CrashState};
+use crate::report::pool::{run_in_order, run_ordered};
 use crate::sides::official::OfficialLib;
 use crate::sides::sys::SysLib;
 use crate::vocab::kind::{Features, StoreKind};
@@ -68,12 +71,15 @@ pub struct PowerlossConfig {
     pub reader: ReaderFn,
     /// Stop at the first disagreeing state (tests of broken readers).
     pub stop_at_disagreement: bool,
+    /// Recordings and batches of states at once; the result does not depend on it.
+    pub jobs: usize,
 }
 
 impl PowerlossConfig {
     /// Defaults: every built tag, the kinds of [`KINDS`], seed 1, 120 ops, 24 states per
     /// crash point, 400 per recording, batches of 64, failures under
-    /// `<failures root>/powerloss`.
+    /// `<failures root>/powerloss`, jobs from `CONFORMANCE_JOBS` or one per core
+    /// ([`jobs_from_env`]).
     pub fn new(exe: ChildExe, states: usize) -> PowerlossConfig {
         PowerlossConfig {
             exe,
@@ -92,6 +98,7 @@ impl PowerlossConfig {
             shrink: 5,
             reader: read_reader,
             stop_at_disagreement: false,
+            jobs: jobs_from_env(),
         }
     }
 }
@@ -398,7 +405,8 @@ fn target(tag: &str, kind: StoreKind) -> Result<Target> {
     })
 }
 
-/// The distinct crash states of a recording (at most `cfg.per_recording`, chosen at random).
+/// The distinct crash states of a recording (at most `max`, chosen at random), in crash-point
+/// order.
 pub fn recording_states(
     rec: &Recording,
     per_point: usize,
@@ -414,7 +422,11 @@ pub fn recording_states(
             }
         }
     }
-    // A random subset of `max`, in crash-point order.
+    subset(all, max, rng)
+}
+
+/// A random subset of `max` of `all`, in crash-point order.
+fn subset(mut all: Vec<CrashState>, max: usize, rng: &mut SplitMix) -> Vec<CrashState> {
     let n = all.len();
     for i in 0..max.min(n) {
         let j = i + rng.below((n - i) as u64) as usize;
@@ -425,7 +437,113 @@ pub fn recording_states(
     all
 }
 
-/// Runs the suite; `progress` is called after every judged state.
+/// One recording (a base) with its candidate states.
+struct Base {
+    target: Target,
+    seed: u64,
+    rec: Recording,
+    /// Up to the run's states per recording, in crash-point order.
+    states: Vec<CrashState>,
+    /// The base's generator after choosing them (it chooses the fewer the run may still need).
+    rng: SplitMix,
+}
+
+/// Recording number `base_no` and its candidate states, made in `dir`. Its random choices come
+/// from its own generator, derived from the seed and `base_no` alone.
+fn record_base(
+    cfg: &PowerlossConfig,
+    target: &Target,
+    base_no: usize,
+    per_recording: usize,
+    dir: &Path,
+) -> Result<Base> {
+    let mut rng = SplitMix::stream(cfg.seed ^ 0x90e7_1055, base_no as u64);
+    let seed = rng.next_u64();
+    let rec = record(
+        &cfg.exe,
+        &target.tag,
+        &target.features,
+        target.kind,
+        seed,
+        cfg.ops,
+        dir,
+    )?;
+    let _ = std::fs::remove_dir_all(dir);
+    let states = recording_states(&rec, cfg.per_point, per_recording, &mut rng);
+    Ok(Base {
+        target: target.clone(),
+        seed,
+        rec,
+        states,
+        rng,
+    })
+}
+
+/// What the official library and the reader made of one state (judged in a worker).
+struct StateOutcome {
+    verdicts: Verdicts,
+    panicked: bool,
+    sources: Vec<String>,
+}
+
+/// Judges a batch of states of one recording (official reads in one child process), in `dir`.
+fn judge_batch(
+    cfg: &PowerlossConfig,
+    target: &Target,
+    rec: &Recording,
+    chunk: &[CrashState],
+    dir: &Path,
+) -> Result<Vec<StateOutcome>> {
+    let strategies = target.strategies();
+    let mut runs = Vec::new();
+    let mut built = Vec::new();
+    for (i, s) in chunk.iter().enumerate() {
+        let files = s.build(rec);
+        let sdir = dir.join(format!("s{i}"));
+        write_store(&sdir.join("state"), &files)?;
+        for st in &strategies {
+            let d = sdir.join(strategy_name(*st));
+            write_store(&d, &files)?;
+            runs.push((*st, d));
+        }
+        built.push(sdir);
+    }
+    let outcomes = read_batch(&cfg.exe, &target.tag, target.kind, &runs)?;
+    let mut outcomes = outcomes.into_iter();
+    let mut out = Vec::with_capacity(chunk.len());
+    for sdir in &built {
+        let official: Vec<(ErrorStrategy, OfficialOutcome)> = strategies
+            .iter()
+            .map(|st| (*st, outcomes.next().unwrap_or(OfficialOutcome::Hung)))
+            .collect();
+        let (verdicts, panicked) =
+            judge_dir(target, cfg.reader, &sdir.join("state"), &official, dir)?;
+        let sources = if panicked {
+            Vec::new()
+        } else {
+            strategies
+                .iter()
+                .map(|st| region_source(&sdir.join("state"), target.kind, *st))
+                .collect()
+        };
+        out.push(StateOutcome {
+            verdicts,
+            panicked,
+            sources,
+        });
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    Ok(out)
+}
+
+/// Runs the suite; `progress` is called after every judged state, in index order.
+///
+/// The run goes in waves: the recordings the states still needed call for (each with its own
+/// generator, [`SplitMix::stream`] of the seed and the recording's number) are made on
+/// [`PowerlossConfig::jobs`] threads; then, in recording order, each takes its share of the
+/// states left, and their batches are judged on the threads, each in its own directory, while
+/// this thread takes the results in order (saving, shrinking, counting). The result does not
+/// depend on `jobs`.
 pub fn run_powerloss(
     cfg: &PowerlossConfig,
     mut progress: impl FnMut(&Judged),
@@ -461,106 +579,131 @@ pub fn run_powerloss(
     let per_recording = cfg
         .per_recording
         .min(cfg.states.div_ceil(targets.len()).max(10));
+    let jobs = cfg.jobs.max(1);
     let work = scratch()?;
-    let mut rng = SplitMix::new(cfg.seed ^ 0x90e7_1055);
     let mut section = PowerlossSection {
         seed: cfg.seed,
         ..PowerlossSection::default()
     };
     let mut index = 0usize;
     let mut shrunk = 0usize;
-    let mut run_no = 0usize;
+    let mut next_base = 0usize;
+    let mut unit_no = 0usize;
     while index < cfg.states {
-        let target = targets[run_no % targets.len()].clone();
-        run_no += 1;
-        let seed = rng.next_u64();
-        let rec = record(
-            &cfg.exe,
-            &target.tag,
-            &target.features,
-            target.kind,
-            seed,
-            cfg.ops,
-            &work.path().join("record"),
-        )?;
-        section.add_recording(&rec);
-        let want = per_recording.min(cfg.states - index);
-        let states = recording_states(&rec, cfg.per_point, want, &mut rng);
-        for chunk in states.chunks(cfg.batch.max(1)) {
-            let bdir = work.path().join("batch");
-            let _ = std::fs::remove_dir_all(&bdir);
-            let strategies = target.strategies();
-            let mut runs = Vec::new();
-            let mut built = Vec::new();
-            for (i, s) in chunk.iter().enumerate() {
-                let files = s.build(&rec);
-                let sdir = bdir.join(format!("s{i}"));
-                write_store(&sdir.join("state"), &files)?;
-                for st in &strategies {
-                    let d = sdir.join(strategy_name(*st));
-                    write_store(&d, &files)?;
-                    runs.push((*st, d));
-                }
-                built.push(sdir);
+        // The recordings the states left need (each gives at most `per_recording`), a few
+        // at a time so that few recordings are held at once.
+        let wave = (cfg.states - index)
+            .div_ceil(per_recording)
+            .clamp(1, (4 * jobs).max(8));
+        let numbers: Vec<usize> = (next_base..next_base + wave).collect();
+        next_base += wave;
+        let recorded = run_ordered(numbers, jobs, |b| {
+            let dir = work.path().join(format!("record-{}", b + 1));
+            record_base(cfg, &targets[b % targets.len()], b + 1, per_recording, &dir)
+        });
+        let mut bases = Vec::with_capacity(recorded.len());
+        // Batches to judge: (base, index of its first state, first of its base, states).
+        let mut units = Vec::new();
+        for r in recorded {
+            let mut base = r?;
+            let take = base.states.len().min(cfg.states - index);
+            if take < base.states.len() {
+                let all = std::mem::take(&mut base.states);
+                base.states = subset(all, take, &mut base.rng);
             }
-            let outcomes = read_batch(&cfg.exe, &target.tag, target.kind, &runs)?;
-            let mut outcomes = outcomes.into_iter();
-            for (s, sdir) in chunk.iter().zip(&built) {
-                let official: Vec<(ErrorStrategy, OfficialOutcome)> = strategies
-                    .iter()
-                    .map(|st| (*st, outcomes.next().unwrap_or(OfficialOutcome::Hung)))
-                    .collect();
-                let (verdicts, panicked) = judge_dir(
-                    &target,
-                    cfg.reader,
-                    &sdir.join("state"),
-                    &official,
-                    work.path(),
-                )?;
-                let sources = if panicked {
-                    Vec::new()
-                } else {
-                    strategies
-                        .iter()
-                        .map(|st| region_source(&sdir.join("state"), target.kind, *st))
-                        .collect()
-                };
-                let mut j = Judged {
-                    index,
-                    tag: target.tag.clone(),
-                    kind: target.kind,
-                    seed,
-                    state: s.clone(),
-                    verdicts,
-                    panicked,
-                    sources,
-                    saved: None,
-                };
-                index += 1;
-                if let (true, Some(root)) = (j.disagrees() || j.upstream(), &cfg.save) {
-                    let original = s.clone();
-                    let mut note = String::new();
-                    if j.disagrees() && !j.panicked && shrunk < cfg.shrink {
-                        shrunk += 1;
-                        let small = shrink(cfg, &target, &rec, s, work.path())?;
-                        note = format!("minimal: {small}\n");
-                        if small != original {
-                            let (v, _) = judge_one(cfg, &target, &small.build(&rec), work.path())?;
-                            note.push_str(&format!("its verdicts: {}\n", verdicts_line(&v)));
-                            j.state = small;
+            if base.states.is_empty() {
+                section.add_recording(&base.rec);
+            }
+            let b = bases.len();
+            for (c, chunk) in base.states.chunks(cfg.batch.max(1)).enumerate() {
+                units.push((b, index + c * cfg.batch.max(1), c == 0, chunk.to_vec()));
+            }
+            index += base.states.len();
+            bases.push(base);
+        }
+        let mut failed = None;
+        let mut stopped = false;
+        let units: Vec<_> = units
+            .into_iter()
+            .map(|u| {
+                unit_no += 1;
+                (unit_no, u)
+            })
+            .collect();
+        run_in_order(
+            units,
+            jobs,
+            |(n, (b, first, opens_base, chunk))| {
+                let base: &Base = &bases[b];
+                let dir = work.path().join(format!("batch-{n}"));
+                let judged = judge_batch(cfg, &base.target, &base.rec, &chunk, &dir);
+                (b, first, opens_base, chunk, judged)
+            },
+            |(b, first, opens_base, chunk, judged)| {
+                let base = &bases[b];
+                if opens_base {
+                    section.add_recording(&base.rec);
+                }
+                let take = || -> Result<ControlFlow<()>> {
+                    for (i, (s, o)) in chunk.iter().zip(judged?).enumerate() {
+                        let mut j = Judged {
+                            index: first + i,
+                            tag: base.target.tag.clone(),
+                            kind: base.target.kind,
+                            seed: base.seed,
+                            state: s.clone(),
+                            verdicts: o.verdicts,
+                            panicked: o.panicked,
+                            sources: o.sources,
+                            saved: None,
+                        };
+                        if let (true, Some(root)) = (j.disagrees() || j.upstream(), &cfg.save) {
+                            let (target, rec) = (&base.target, &base.rec);
+                            let mut note = String::new();
+                            if j.disagrees() && !j.panicked && shrunk < cfg.shrink {
+                                shrunk += 1;
+                                let small = shrink(cfg, target, rec, s, work.path())?;
+                                note = format!("minimal: {small}\n");
+                                if &small != s {
+                                    let (v, _) =
+                                        judge_one(cfg, target, &small.build(rec), work.path())?;
+                                    note.push_str(&format!(
+                                        "its verdicts: {}\n",
+                                        verdicts_line(&v)
+                                    ));
+                                    j.state = small;
+                                }
+                            }
+                            let orig = (&j.state != s).then_some(s);
+                            j.saved = Some(save(root, rec, &j, orig, &note)?);
+                            j.state = s.clone();
+                        }
+                        section.add(&j, &base.rec);
+                        progress(&j);
+                        if cfg.stop_at_disagreement && j.disagrees() {
+                            return Ok(ControlFlow::Break(()));
                         }
                     }
-                    let orig = (j.state != original).then_some(&original);
-                    j.saved = Some(save(root, &rec, &j, orig, &note)?);
-                    j.state = original;
+                    Ok(ControlFlow::Continue(()))
+                };
+                match take() {
+                    Ok(ControlFlow::Continue(())) => ControlFlow::Continue(()),
+                    Ok(ControlFlow::Break(())) => {
+                        stopped = true;
+                        ControlFlow::Break(())
+                    }
+                    Err(e) => {
+                        failed = Some(e);
+                        ControlFlow::Break(())
+                    }
                 }
-                section.add(&j, &rec);
-                progress(&j);
-                if cfg.stop_at_disagreement && j.disagrees() {
-                    section.seconds = started.elapsed().as_secs_f64();
-                    return Ok(section);
-                }
-            }
+            },
+        );
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        if stopped {
+            break;
         }
     }
     section.seconds = started.elapsed().as_secs_f64();

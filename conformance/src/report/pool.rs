@@ -6,7 +6,10 @@
 //! call the official library and the reader on one thread and never sleep), so the default is
 //! one job per available core ([`default_jobs`]); `--jobs N` / `CONFORMANCE_JOBS` override it.
 
-use std::sync::Mutex;
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Mutex};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -23,25 +26,69 @@ where
     R: Send,
     F: Fn(T) -> R + Sync,
 {
+    let mut out = Vec::with_capacity(items.len());
+    run_in_order(items, jobs, f, |r| {
+        out.push(r);
+        ControlFlow::Continue(())
+    });
+    out
+}
+
+/// Runs `f` on every item with at most `jobs` (at least 1) at a time and hands each result to
+/// `each`, on the calling thread, in the order of `items`, as soon as it and every result
+/// before it are in (so a caller can print progress and keep sequential bookkeeping while the
+/// work runs in parallel). When `each` returns [`ControlFlow::Break`], no further item starts;
+/// items already running finish and their results are dropped. A panic in `f` or `each`
+/// propagates once the workers are done.
+pub fn run_in_order<T, R, F, E>(items: Vec<T>, jobs: usize, f: F, mut each: E)
+where
+    T: Send,
+    R: Send,
+    F: Fn(T) -> R + Sync,
+    E: FnMut(R) -> ControlFlow<()>,
+{
     let n = items.len();
     let queue = Mutex::new(items.into_iter().enumerate());
-    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..n).map(|_| None).collect());
+    let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
+        // Workers stop taking items once this drops (the caller stopped or panicked).
+        struct StopOnDrop<'a>(&'a AtomicBool);
+        impl Drop for StopOnDrop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::SeqCst);
+            }
+        }
+        let _stop = StopOnDrop(&stop);
+        let (tx, rx) = mpsc::channel::<(usize, R)>();
         for _ in 0..jobs.clamp(1, n.max(1)) {
-            s.spawn(|| loop {
+            let tx = tx.clone();
+            let (queue, stop, f) = (&queue, &stop, &f);
+            s.spawn(move || loop {
+                if stop.load(Ordering::SeqCst) {
+                    break;
+                }
                 let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
                 let Some((i, item)) = next else { break };
-                let r = f(item);
-                results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
+                if tx.send((i, f(item))).is_err() {
+                    break;
+                }
             });
         }
+        drop(tx);
+        // Results that came in ahead of their turn.
+        let mut waiting: BTreeMap<usize, R> = BTreeMap::new();
+        let mut next = 0;
+        // Ends when every worker is gone (all done, or one panicked: the scope re-raises it).
+        for (i, r) in rx {
+            waiting.insert(i, r);
+            while let Some(r) = waiting.remove(&next) {
+                next += 1;
+                if each(r).is_break() {
+                    return;
+                }
+            }
+        }
     });
-    results
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-        .into_iter()
-        .map(|r| r.expect("every item ran"))
-        .collect()
 }
 
 /// A progress bar over units of work some of which run at once: the bar's position is the
@@ -148,7 +195,7 @@ impl Drop for NoteGuard<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::atomic::AtomicUsize;
 
     #[test]
     fn results_keep_the_input_order_and_at_most_jobs_run_at_once() {
@@ -167,5 +214,36 @@ mod tests {
         assert!(peak.load(Ordering::SeqCst) >= 2, "never ran two at once");
         assert!(run_ordered(Vec::<u8>::new(), 4, |x| x).is_empty());
         assert_eq!(run_ordered(vec![5], 0, |x| x + 1), vec![6]);
+    }
+
+    #[test]
+    fn results_arrive_in_order_while_others_run_and_a_break_stops_new_items() {
+        let started = AtomicUsize::new(0);
+        let mut seen = Vec::new();
+        run_in_order(
+            (0..100u64).collect(),
+            2,
+            |i| {
+                started.fetch_add(1, Ordering::SeqCst);
+                std::thread::sleep(std::time::Duration::from_millis(if i % 2 == 0 {
+                    5
+                } else {
+                    1
+                }));
+                i
+            },
+            |i| {
+                seen.push(i);
+                if i == 9 {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            },
+        );
+        assert_eq!(seen, (0..10).collect::<Vec<_>>());
+        // Only the few items in flight when the caller stopped ran after it.
+        let n = started.load(Ordering::SeqCst);
+        assert!((10..20).contains(&n), "{n} items started");
     }
 }
