@@ -7,7 +7,8 @@
 //!   (negative values are lost);
 //! - `IgnoreExpiry`: a clock stuck at 1 s after the epoch, so expired keys stay visible
 //!   (checked with already-expired keys from wrapped durations, which needs a built version
-//!   without `saturating_expire`, and with a 1-second duration and a real sleep);
+//!   without `saturating_expire`, and with a 1-second duration that the official library
+//!   sees pass);
 //! - `ClockFarAhead`: a clock at `u32::MAX`, so every key with an expire time is gone;
 //! - `Bug::VecBoolDropsLast`: `get_vec_bool` loses the last element (caught only because the
 //!   workloads write `std::vector<bool>` and the comparison reads it);
@@ -27,6 +28,12 @@
 //!   `Store::expire_at` / `entries` reporting "never", the snapshot's `raw_value` one byte
 //!   long, `get_bytes_vec` losing its last item or reading items as lossy UTF-8 (caught only
 //!   because the workloads write string vectors with non-UTF-8 items).
+//!
+//! Every test runs on the test clock (`conformance::vocab::test_clock`): the official library
+//! and the real reader read one clock, and a workload that waits for an expiry or the next
+//! second moves it instead of sleeping. The injected clocks (`FixedClock`) stay fixed, so the
+//! expiry breakages are exactly as wrong as on the real clock. The real clock is covered by
+//! the report's real-clock cells and mmkv-sys's own tests.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -153,6 +160,7 @@ fn expect_failure_in(
     cases: u32,
     max_shrink_iters: u32,
 ) -> Repro {
+    conformance::vocab::test_clock::start();
     let out = tempfile::tempdir().expect("tempdir");
     let cfg = prop_config(cases, gen, max_shrink_iters, out.path());
     let dyn_libs: Vec<&dyn OfficialLib> = libs.iter().map(|l| *l as &dyn OfficialLib).collect();
@@ -269,9 +277,10 @@ fn ignoring_expiry_is_caught_and_shrunk() {
 }
 
 #[test]
-fn ignoring_expiry_is_caught_with_a_real_sleep() {
-    // The same breakage through a 1-second duration: each such case sleeps until it has
-    // passed, so workloads are tiny and shrinking is bounded.
+fn ignoring_expiry_is_caught_with_a_one_second_expiry() {
+    // The same breakage through a 1-second duration: each such case waits until it has
+    // passed (on the test clock, which the fixed reader clock does not follow), so workloads
+    // are tiny and shrinking is bounded.
     let lib = newest_with(StoreKind::Expire);
     let reader = RealReader::with_clock(Arc::new(FixedClock(1)));
     let gen = GenConfig {
@@ -577,6 +586,7 @@ fn meta_upgrade_not_followed_is_caught_by_migration() {
         bug: Bug::Stale(Stale::MetaUpgrade),
     };
     // Single-version workloads never change the meta version: not caught there.
+    conformance::vocab::test_clock::start();
     let out = tempfile::tempdir().unwrap();
     let cfg = prop_config(16, small(12), 0, out.path());
     assert!(
