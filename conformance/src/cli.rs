@@ -227,7 +227,8 @@ pub struct ReportArgs {
     /// Seed of the fault suite (and of the power-loss suite).
     #[arg(long, default_value_t = 1)]
     pub fault_seed: u64,
-    /// Versions run at once, each cell a child process (default: one per core).
+    /// Versions run at once, each cell a child process; also the fault and power-loss suites'
+    /// writer runs at once (default: one per core).
     #[arg(long, env = "CONFORMANCE_JOBS", value_parser = clap::value_parser!(u64).range(1..))]
     pub jobs: Option<u64>,
     /// Run every cell on the real clock, sleeping through short expiries (default: the test
