@@ -2,10 +2,9 @@
 //! `suite/README.md`), in parallel with a per-case timeout, and classifies each result.
 
 use std::collections::BTreeMap;
-use std::io::Read as _;
-use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -13,6 +12,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::suite::case::{load_all, Case, Class, Entry, Era};
+use crate::writer::child::{in_own_group, run_watched};
 
 /// How a reader did on one case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -177,52 +177,17 @@ fn run_driver(command: &str, dir: &Path, timeout: Duration) -> Output {
     cmd.arg("-c")
         .arg(format!("{command} \"$1\""))
         .arg("sh")
-        .arg(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
+        .arg(dir);
+    in_own_group(&mut cmd);
+    let run = match run_watched(cmd, timeout, None, true) {
+        Ok(run) => run,
         Err(e) => return Output::Crash(format!("cannot start: {e}")),
     };
-    let pid = child.id();
-    let mut so = child.stdout.take();
-    let mut se = child.stderr.take();
-    let t_out = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        if let Some(p) = so.as_mut() {
-            let _ = p.read_to_end(&mut s);
-        }
-        s
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        if let Some(p) = se.as_mut() {
-            let _ = p.read_to_end(&mut s);
-        }
-        s
-    });
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(st)) => break Some(st),
-            Ok(None) if start.elapsed() > timeout => {
-                if let Some(pg) = rustix::process::Pid::from_raw(pid as i32) {
-                    let _ = rustix::process::kill_process_group(pg, rustix::process::Signal::KILL);
-                }
-                let _ = child.wait();
-                break None;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(e) => return Output::Crash(format!("wait: {e}")),
-        }
-    };
-    let Some(status) = status else {
+    let Some(status) = run.status else {
         return Output::Timeout;
     };
-    let stdout = t_out.join().unwrap_or_default();
-    let stderr = String::from_utf8_lossy(&t_err.join().unwrap_or_default()).into_owned();
+    let stdout = run.lines.join("\n");
+    let stderr = run.stderr;
     let last = |s: &str| {
         s.lines()
             .rev()
@@ -247,12 +212,12 @@ fn run_driver(command: &str, dir: &Path, timeout: Duration) -> Output {
     if stderr.contains("Traceback (most recent call last)") {
         return Output::Crash(last(&stderr));
     }
-    match parse_output(&stdout) {
+    match parse_output(stdout.as_bytes()) {
         Some(o) => o,
         None if code != 0 => Output::Crash(format!("exit {code}: {}", last(&stderr))),
         None => Output::Error(format!(
             "output is not the protocol's JSON: {}",
-            last(&String::from_utf8_lossy(&stdout))
+            last(&stdout)
         )),
     }
 }

@@ -2,10 +2,11 @@
 //! piped output read line by line on a thread, so that a parent can wait for a line with a
 //! timeout ([`Running::next_line`]) and a watchdog can kill a child that stops making
 //! progress ([`run_watched`]: a total timeout, or one per heartbeat line). The report's cells,
-//! the fault suite's official reads and writers, the live writer and the robustness tests'
-//! writer all run through here.
+//! the fault suite's official reads and writers, the live writer, the robustness tests' writer
+//! and `suite grade`'s drivers (in their own process group) all run through here.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -85,18 +86,26 @@ impl Running {
             .take()
             .ok_or_else(|| Error::Other(format!("{what}: no stdout")))?;
         let (tx, lines) = mpsc::channel();
+        // Lines are read as bytes (invalid UTF-8 shown lossily), so that the pipe is drained
+        // whatever the child prints.
         let pump = std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(|l| l.ok()) {
-                if tx.send(line).is_err() {
+            let mut out = BufReader::new(stdout);
+            let mut line = Vec::new();
+            while matches!(out.read_until(b'\n', &mut line), Ok(n) if n > 0) {
+                let text = String::from_utf8_lossy(&line);
+                let text = text.strip_suffix('\n').unwrap_or(&text);
+                let text = text.strip_suffix('\r').unwrap_or(text);
+                if tx.send(text.to_string()).is_err() {
                     break;
                 }
+                line.clear();
             }
         });
         let stderr = child.stderr.take().map(|mut p| {
             std::thread::spawn(move || {
-                let mut s = String::new();
-                let _ = p.read_to_string(&mut s);
-                s
+                let mut s = Vec::new();
+                let _ = p.read_to_end(&mut s);
+                String::from_utf8_lossy(&s).into_owned()
             })
         });
         Ok(Running {
@@ -134,8 +143,14 @@ impl Running {
         matches!(self.child.try_wait(), Ok(Some(_)))
     }
 
-    /// Kills the child (SIGKILL) if it still runs.
+    /// Kills the child (SIGKILL) if it still runs; a child that leads its own process group
+    /// (see [`in_own_group`]) is killed with its whole group, so that its own children do not
+    /// keep its stdout open.
     pub fn kill(&mut self) {
+        let pid = rustix::process::Pid::from_raw(self.child.id() as i32);
+        if let Some(pid) = pid.filter(|&p| rustix::process::getpgid(Some(p)) == Ok(p)) {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
         let _ = self.child.kill();
     }
 
@@ -158,6 +173,12 @@ impl Running {
             .unwrap_or_default();
         Ok((status, rest, stderr))
     }
+}
+
+/// Makes `cmd`'s child the leader of a new process group, killed whole by [`Running::kill`]
+/// (for a shell command whose own children must not outlive a timeout).
+pub fn in_own_group(cmd: &mut Command) -> &mut Command {
+    cmd.process_group(0)
 }
 
 /// How a child run under [`run_watched`] ended.
@@ -188,7 +209,7 @@ impl Finished {
 
 /// Runs `cmd` to its end under a watchdog: killed when `timeout` passes without progress.
 /// With a `heartbeat` line, each heartbeat restarts the clock (a per-step timeout); without
-/// one, `timeout` is for the whole run.
+/// one, `timeout` is for the whole run. The child's stdin is closed at once.
 pub fn run_watched(
     cmd: Command,
     timeout: Duration,
@@ -196,6 +217,7 @@ pub fn run_watched(
     capture_stderr: bool,
 ) -> Result<Finished> {
     let mut child = Running::spawn(cmd, capture_stderr)?;
+    child.stdin = None;
     let mut lines = Vec::new();
     let mut heartbeats = 0;
     let mut deadline = Instant::now() + timeout;
@@ -261,6 +283,29 @@ mod tests {
         assert!(f.status.is_none(), "killed by the watchdog");
         assert_eq!(f.lines, ["a"]);
         assert!(t.elapsed() < Duration::from_secs(20));
+    }
+
+    #[test]
+    fn watchdog_kills_a_whole_process_group() {
+        let t = Instant::now();
+        let mut cmd = sh("sleep 30; true");
+        in_own_group(&mut cmd);
+        let f = run_watched(cmd, Duration::from_millis(300), None, false).unwrap();
+        assert!(f.status.is_none(), "killed by the watchdog");
+        // without the group kill, `sleep` would hold stdout open for 30 s
+        assert!(t.elapsed() < Duration::from_secs(20));
+    }
+
+    #[test]
+    fn invalid_utf8_is_read_lossily_and_stdin_is_closed() {
+        let f = run_watched(
+            sh("printf 'a\\377b\\r\\nc\\n'; cat; echo end"),
+            Duration::from_secs(20),
+            None,
+            false,
+        )
+        .unwrap();
+        assert_eq!(f.lines, ["a\u{fffd}b", "c", "end"]);
     }
 
     #[test]
