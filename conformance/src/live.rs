@@ -2,7 +2,8 @@
 //! --plan live`, [`crate::writer`]) run by the official library in MULTI_PROCESS mode in a
 //! child process, and the reading side ([`run_live`]): reader threads
 //! sharing one long-lived `Store` follow the writer, paced or unpaced, in plaintext, AES-128,
-//! AES-256 and expiring stores ([`live_matrix`]).
+//! AES-256 and expiring stores ([`live_matrix`]). The reader threads ([`read_while`]) are
+//! also those of the stress and shrink tests (`tests/robust/`).
 //!
 //! Every set writes a self-identifying value ([`crate::writer::value`]), and the model
 //! ([`crate::writer::model::Model`]) knows, for every key, which prefixes of the op stream
@@ -13,17 +14,18 @@ use std::collections::HashSet;
 use std::hash::{Hash as _, Hasher as _};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use mmkv_reader::{SnapshotData, Store};
 
 use crate::differential::workload::Op;
 use crate::sides::reader::{read_snapshot, read_store, RealReader};
 use crate::vocab::kind::{Features, StoreKind};
-use crate::vocab::value::Value;
-use crate::vocab::{key_name, STORE_ID};
+use crate::vocab::value::{Value, ValueType};
+use crate::vocab::{key_index, key_name, STORE_ID};
 use crate::writer::child::ChildExe;
 use crate::writer::model::Model;
-use crate::writer::value::key_type;
+use crate::writer::value::{claimed_seq, key_type};
 use crate::writer::{Plan, WriterSpec};
 
 /// The writer of one live run: the live plan (seed `0x5eed_1234`, 24 keys) with `ops` ops in
@@ -150,14 +152,216 @@ pub fn min_distinct_states(spec: &WriterSpec) -> usize {
     }
 }
 
-#[derive(Debug, Default)]
-struct ThreadStats {
-    reads: usize,
-    states: HashSet<u64>,
-    max_floor: usize,
-    /// Reads no writer prefix explains (counted only where the exceptions table accepts them).
-    torn: usize,
-    first_torn: Option<String>,
+/// What a reader thread does each round (see [`read_while`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// A zero-copy snapshot (one check-on-read) of every key, checked as one prefix.
+    Snapshot,
+    /// One key through the copy getters (one check-on-read each), the keys in turn.
+    Getters,
+    /// `refresh()` first, then a snapshot; also polls the data file's size and checks that
+    /// the data file is never memory-mapped (a truncation would turn accesses into SIGBUS).
+    Refresh,
+}
+
+/// What one reader thread saw.
+#[derive(Debug, Default, Clone)]
+pub struct ReadStats {
+    /// Rounds: a whole-store snapshot or one copy getter each.
+    pub reads: u64,
+    /// Getter calls (a snapshot reads every key).
+    pub values_read: u64,
+    /// Getter calls that returned a value (each checked byte for byte).
+    pub values: u64,
+    /// Snapshots checked.
+    pub snapshots: u64,
+    /// Distinct whole-store states (hashes) of the snapshots.
+    pub states: HashSet<u64>,
+    /// Distinct (key, op) values observed.
+    pub distinct_values: HashSet<(usize, usize)>,
+    /// Distinct meta sequence numbers (full write-backs) of the snapshots.
+    pub sequences: HashSet<u32>,
+    /// The highest writer prefix a read was explained by (how far the reader followed).
+    pub max_floor: usize,
+    /// Times the region shrank between two snapshots.
+    pub region_shrinks: u64,
+    /// Times a [`Role::Refresh`] thread saw the data file shrink.
+    pub file_shrinks: u64,
+    /// Checks of `/proc/self/maps` for a mapping of the data file.
+    pub maps_checked: u64,
+    /// `Store::refresh` calls that returned an error.
+    pub refresh_errors: u64,
+    /// The first of them.
+    pub first_refresh_error: Option<String>,
+    /// Reads no writer prefix explains, counted (not failed) where the exceptions table
+    /// accepts them.
+    pub torn: u64,
+    /// The first of them.
+    pub first_torn: Option<String>,
+}
+
+/// Runs `during` (which must not panic) on this thread while one reader thread per role
+/// reads `store` (the data file at `path`), checking every read against `model`: every value
+/// is one the writer committed for that key (each key read as the type the op stream sets it
+/// to), every snapshot holds only the model's keys and is explained by one prefix, never
+/// older than the thread's previous read. A violation stops its thread, unless
+/// `tolerate_torn` (an accepted upstream difference): then it is counted. Every thread reads
+/// at least once, and once more after `during` returned. Returns what `during` returned and
+/// what each thread saw, or its violation.
+pub fn read_while<R>(
+    store: &Store,
+    model: &Model,
+    path: &Path,
+    roles: &[Role],
+    tolerate_torn: bool,
+    during: impl FnOnce() -> R,
+) -> (R, Vec<std::result::Result<ReadStats, String>>) {
+    let types = (0..model.keys)
+        .map(|k| match model.history[k].iter().find_map(|h| h.1) {
+            Some(i) => match &model.ops[i] {
+                Op::Set { value, .. } => value.value_type(),
+                _ => ValueType::Bytes,
+            },
+            None => ValueType::Bytes,
+        })
+        .collect();
+    let r = Reading {
+        store,
+        model,
+        types,
+        path,
+        tolerate_torn,
+        done: AtomicBool::new(false),
+    };
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = (roles.iter().enumerate())
+            .map(|(t, &role)| {
+                let r = &r;
+                scope.spawn(move || r.run(t, role))
+            })
+            .collect();
+        let out = during();
+        r.done.store(true, Ordering::Release);
+        let seen = (threads.into_iter().enumerate())
+            .map(|(t, h)| {
+                h.join()
+                    .unwrap_or_else(|_| Err(format!("reader thread {t} panicked")))
+            })
+            .collect();
+        (out, seen)
+    })
+}
+
+struct Reading<'a> {
+    store: &'a Store,
+    model: &'a Model,
+    types: Vec<ValueType>,
+    path: &'a Path,
+    tolerate_torn: bool,
+    done: AtomicBool,
+}
+
+impl Reading<'_> {
+    fn run(&self, t: usize, role: Role) -> std::result::Result<ReadStats, String> {
+        let model = self.model;
+        let mut s = ReadStats::default();
+        let (mut floor, mut last_region, mut last_file) = (0, 0, 0);
+        // Read until a read that began after `done`: its last read sees the final state (an
+        // unpaced writer can finish before a thread's first read).
+        loop {
+            let last = self.done.load(Ordering::Acquire);
+            let (observed, keys_ok) = if role == Role::Getters {
+                let k = (s.reads % model.keys as u64) as usize;
+                let v = read_store(self.store, key_name(k).as_bytes(), self.types[k]);
+                (vec![(k, v)], Ok(()))
+            } else {
+                if role == Role::Refresh {
+                    self.refresh(&mut s, &mut last_file)?;
+                }
+                let snap = self.store.snapshot();
+                s.snapshots += 1;
+                s.region_shrinks += u64::from(snap.region_len() < last_region);
+                last_region = snap.region_len();
+                s.sequences.insert(snap.meta().sequence);
+                let observed: Vec<(usize, Option<Value>)> = (0..model.keys)
+                    .map(|k| {
+                        (
+                            k,
+                            read_snapshot(&snap, key_name(k).as_bytes(), self.types[k]),
+                        )
+                    })
+                    .collect();
+                s.states.insert(state_hash(&observed));
+                (observed, only_model_keys(&snap, model.keys))
+            };
+            s.values_read += observed.len() as u64;
+            for (k, v) in &observed {
+                if let Some(v) = v {
+                    s.values += 1;
+                    s.distinct_values
+                        .extend(claimed_seq(*k, v).map(|n| (*k, n)));
+                }
+            }
+            match keys_ok.and_then(|()| model.check_snapshot(&observed, floor)) {
+                Ok(f) => floor = f,
+                Err(e) if self.tolerate_torn => {
+                    s.torn += 1;
+                    s.first_torn
+                        .get_or_insert(format!("thread {t}, read {}: {e}", s.reads));
+                }
+                Err(e) => return Err(format!("thread {t}, read {}: {e}", s.reads)),
+            }
+            s.reads += 1;
+            s.max_floor = floor;
+            if last {
+                return Ok(s);
+            }
+        }
+    }
+
+    /// [`Role::Refresh`]'s part before its snapshot.
+    fn refresh(&self, s: &mut ReadStats, last_file: &mut u64) -> std::result::Result<(), String> {
+        if let Err(e) = self.store.refresh() {
+            s.refresh_errors += 1;
+            s.first_refresh_error.get_or_insert_with(|| e.to_string());
+        }
+        if s.snapshots.is_multiple_of(64) {
+            data_file_not_mapped(self.path)?;
+            s.maps_checked += 1;
+        }
+        let len = std::fs::metadata(self.path).map(|m| m.len()).unwrap_or(0);
+        s.file_shrinks += u64::from(len < *last_file);
+        *last_file = len;
+        Ok(())
+    }
+}
+
+/// A snapshot lists only keys `0..keys`, as many as its `len()`.
+fn only_model_keys(snap: &SnapshotData, keys: usize) -> std::result::Result<(), String> {
+    let mut n = 0;
+    for key in snap.keys() {
+        n += 1;
+        if key_index(key).is_none_or(|k| k >= keys) {
+            return Err(format!("unknown key {:?}", String::from_utf8_lossy(key)));
+        }
+    }
+    if n != snap.len() {
+        return Err(format!("keys() yields {n}, len() says {}", snap.len()));
+    }
+    Ok(())
+}
+
+/// The data file must never be memory-mapped by this process: checked in `/proc/self/maps`
+/// (the meta file may be mapped).
+fn data_file_not_mapped(path: &Path) -> std::result::Result<(), String> {
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+        return Ok(()); // not Linux
+    };
+    let p = path.to_string_lossy();
+    match maps.lines().find(|l| l.trim_end().ends_with(&*p)) {
+        Some(l) => Err(format!("the data file is memory-mapped: {l}")),
+        None => Ok(()),
+    }
 }
 
 fn state_hash(observed: &[(usize, Option<Value>)]) -> u64 {
@@ -195,7 +399,7 @@ fn live_inner(
     out: &mut LiveOutcome,
 ) -> std::result::Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
-    let model = Arc::new(Model::new(spec.ops(&Features::default()), spec.keys));
+    let model = Model::new(spec.ops(&Features::default()), spec.keys);
     let mut child = crate::writer::start(&ChildExe::conformance(writer_exe), tag, dir.path(), spec)
         .map_err(|e| e.to_string())?;
 
@@ -222,7 +426,7 @@ fn live_inner(
             spec.kind.crypt_key(),
             spec.kind.aes256(),
         ) {
-            Ok(s) => break Arc::new(s),
+            Ok(s) => break s,
             Err(e) => match lock_lost {
                 Some(row) if !writer_ended => {
                     let (count, _) = torn_opens
@@ -244,68 +448,24 @@ fn live_inner(
             "{count} open(s) of the live store met a state no writer prefix explains and were retried, {first}"
         ));
     }
-    let done = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
-    let mut threads = Vec::new();
-    for t in 0..3 {
-        let (store, model, done) = (store.clone(), model.clone(), done.clone());
-        threads.push(std::thread::spawn(
-            move || -> std::result::Result<ThreadStats, String> {
-                let mut stats = ThreadStats::default();
-                let mut floor = 0usize;
-                // Read until a read that began after the writer ended: every thread reads at
-                // least once, and its last read sees the final state (an unpaced writer can
-                // finish before a thread's first read).
-                loop {
-                    let last = done.load(Ordering::Acquire);
-                    let observed: Vec<(usize, Option<Value>)> = if t < 2 {
-                        // Zero-copy snapshot: one consistent view of every key.
-                        let snap = store.snapshot();
-                        (0..model.keys)
-                            .map(|k| (k, read_snapshot(&snap, key_name(k).as_bytes(), key_type(k))))
-                            .collect()
-                    } else {
-                        // Copy getters, one check-on-read each: one key per read.
-                        let k = stats.reads % model.keys;
-                        vec![(k, read_store(&store, key_name(k).as_bytes(), key_type(k)))]
-                    };
-                    match model.check_snapshot(&observed, floor) {
-                        Ok(f) => floor = f,
-                        Err(e) if lock_lost.is_some() => {
-                            stats.torn += 1;
-                            stats
-                                .first_torn
-                                .get_or_insert(format!("thread {t}, read {}: {e}", stats.reads));
-                        }
-                        Err(e) => return Err(format!("thread {t}, read {}: {e}", stats.reads)),
-                    }
-                    if t < 2 {
-                        stats.states.insert(state_hash(&observed));
-                    }
-                    stats.reads += 1;
-                    stats.max_floor = floor;
-                    if last {
-                        break;
-                    }
-                }
-                Ok(stats)
-            },
-        ));
-    }
-
-    let finished = crate::writer::finish(child).map_err(|e| e.to_string());
-    out.writer_time = started.elapsed();
-    done.store(true, Ordering::Release);
+    // Two threads take whole-store snapshots, one uses the copy getters.
+    let roles = [Role::Snapshot, Role::Snapshot, Role::Getters];
+    let (finished, seen) = read_while(&store, &model, &path, &roles, lock_lost.is_some(), || {
+        let finished = crate::writer::finish(child).map_err(|e| e.to_string());
+        out.writer_time = started.elapsed();
+        finished
+    });
     let mut states = HashSet::new();
-    for (t, h) in threads.into_iter().enumerate() {
-        match h.join() {
-            Ok(Ok(s)) => {
+    for (t, r) in seen.into_iter().enumerate() {
+        match r {
+            Ok(s) => {
                 if s.reads == 0 {
                     out.errors.push(format!("reader thread {t} never read"));
                 }
-                out.reads += s.reads;
+                out.reads += s.reads as usize;
                 if let (Some(first), Some(row)) = (&s.first_torn, lock_lost) {
-                    crate::judge::exceptions::count_uses(row, s.torn as u64);
+                    crate::judge::exceptions::count_uses(row, s.torn);
                     out.accepted.push(format!(
                         "{} read(s) no writer prefix explains, first: {first} ({})",
                         s.torn, row.reference
@@ -314,8 +474,7 @@ fn live_inner(
                 out.last_prefix = out.last_prefix.max(s.max_floor);
                 states.extend(s.states);
             }
-            Ok(Err(e)) => out.errors.push(e),
-            Err(_) => out.errors.push(format!("reader thread {t} panicked")),
+            Err(e) => out.errors.push(e),
         }
     }
     out.distinct_states = states.len();
