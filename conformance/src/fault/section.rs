@@ -3,7 +3,7 @@
 //! and every upstream finding. A run that judged no state has not passed.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
+use std::fmt::{Display, Write as _};
 
 use serde::{Deserialize, Serialize};
 
@@ -42,10 +42,7 @@ impl FaultSection {
         for r in &summary.records {
             *per_version.entry(r.tag.clone()).or_insert(0) += 1;
         }
-        let line = |r: &crate::fault::summary::StateRecord| match &r.saved {
-            Some(p) => format!("{} (saved in {})", r.line(), p.display()),
-            None => r.line(),
-        };
+        let line = |r: &crate::fault::summary::StateRecord| saved_line(r.line(), &r.saved);
         FaultSection {
             seed,
             states: summary.states() as u64,
@@ -75,38 +72,29 @@ impl FaultSection {
 
     /// The sections of several runs (report shards) as one; `None` when there is none.
     pub fn merge(sections: impl IntoIterator<Item = FaultSection>) -> Option<FaultSection> {
-        let mut it = sections.into_iter();
-        let mut m = it.next()?;
-        for s in it {
+        sections.into_iter().reduce(|mut m, s| {
             m.states += s.states;
             m.writer_runs += s.writer_runs;
             m.killed_runs += s.killed_runs;
-            for (k, n) in s.per_version {
-                *m.per_version.entry(k).or_insert(0) += n;
-            }
-            for (k, n) in s.verdicts {
-                *m.verdicts.entry(k).or_insert(0) += n;
-            }
+            add_counts(&mut m.per_version, s.per_version);
+            add_counts(&mut m.verdicts, s.verdicts);
             for (tag, per) in s.verdicts_per_version {
-                let slot = m.verdicts_per_version.entry(tag).or_default();
-                for (k, n) in per {
-                    *slot.entry(k).or_insert(0) += n;
-                }
+                add_counts(m.verdicts_per_version.entry(tag).or_default(), per);
             }
             m.disagreements.extend(s.disagreements);
             m.upstream.extend(s.upstream);
             m.seconds += s.seconds;
-        }
-        Some(m)
+            m
+        })
     }
 
     /// For the report's summary line: `1000 fault state(s), 0 disagreeing, 0 upstream finding(s)`.
     pub fn phrase(&self) -> String {
-        format!(
-            "{} fault state(s) judged, {} disagreeing, {} upstream finding(s)",
+        phrase(
+            "fault",
             self.states,
             self.disagreements.len(),
-            self.upstream.len()
+            self.upstream.len(),
         )
     }
 
@@ -123,18 +111,47 @@ impl FaultSection {
             self.seed,
             self.seconds
         );
-        let tags: Vec<String> = self
-            .per_version
-            .iter()
-            .map(|(t, n)| format!("{t}: {n}"))
-            .collect();
-        let _ = writeln!(s, "  per version: {}", tags.join(", "));
+        let _ = writeln!(s, "  per version: {}", counts_line(&self.per_version));
         for (k, n) in &self.verdicts {
             let _ = writeln!(s, "  {k}: {n}");
         }
         findings_text(&mut s, &self.upstream, &self.disagreements, self.states);
         s
     }
+}
+
+// What this section and the power-loss suite's (`powerloss::section`) have in common.
+
+/// Adds the counts of `b` to those of `a`.
+pub fn add_counts(a: &mut BTreeMap<String, u64>, b: BTreeMap<String, u64>) {
+    for (k, n) in b {
+        *a.entry(k).or_insert(0) += n;
+    }
+}
+
+/// Counts on one line: `v2.4.2: 10, v2.4.1: 3`.
+pub fn counts_line(m: &BTreeMap<String, u64>) -> String {
+    let v: Vec<String> = m.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+    v.join(", ")
+}
+
+/// A state's line, with the folder it was saved in.
+pub fn saved_line(line: String, saved: &Option<std::path::PathBuf>) -> String {
+    match saved {
+        Some(p) => format!("{line} (saved in {})", p.display()),
+        None => line,
+    }
+}
+
+/// A suite's part of the report's summary line: `N <what> state(s) judged, D disagreeing, U
+/// upstream finding(s)`.
+pub fn phrase(
+    what: &str,
+    states: u64,
+    disagreeing: impl Display,
+    upstream: impl Display,
+) -> String {
+    format!("{states} {what} state(s) judged, {disagreeing} disagreeing, {upstream} upstream finding(s)")
 }
 
 /// The closing lines of a suite's text (this one and the power-loss suite's): each upstream

@@ -35,6 +35,11 @@ pub struct StateRecord {
     pub saved: Option<PathBuf>,
 }
 
+/// A verdict's count key: `discard/store agree`.
+pub fn verdict_key(s: ErrorStrategy, p: ReaderPath, v: &Verdict) -> String {
+    format!("{}/{} {}", strategy_name(s), p.name(), v.label())
+}
+
 /// Verdicts on one line: `discard/store=agree discard/dump=agree ...`.
 pub fn verdicts_line(verdicts: &[(ErrorStrategy, ReaderPath, Verdict)]) -> String {
     let v: Vec<String> = verdicts
@@ -121,7 +126,7 @@ impl Summary {
         let mut m: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
         for r in &self.records {
             for (s, p, v) in &r.verdicts {
-                let k = format!("{}/{} {}", strategy_name(*s), p.name(), v.label());
+                let k = verdict_key(*s, *p, v);
                 *m.entry(r.tag.clone()).or_default().entry(k).or_insert(0) += 1;
             }
         }

@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::fault::official::strategy_name;
-use crate::fault::section::findings_text;
+use crate::fault::section::{add_counts, counts_line, findings_text, phrase, saved_line};
+use crate::fault::summary::verdict_key;
 use crate::powerloss::judged::Judged;
 use crate::powerloss::record::Recording;
 
@@ -83,7 +83,7 @@ impl PowerlossSection {
             .entry(format!("{} {}", j.tag, j.kind))
             .or_insert(0) += 1;
         for (s, p, v) in &j.verdicts {
-            let k = format!("{}/{} {}", strategy_name(*s), p.name(), v.label());
+            let k = verdict_key(*s, *p, v);
             *self
                 .per_version_verdicts
                 .entry(format!("{} {k}", j.tag))
@@ -98,10 +98,7 @@ impl PowerlossSection {
         for s in &j.sources {
             *self.reader_sources.entry(s.clone()).or_insert(0) += 1;
         }
-        let line = || match &j.saved {
-            Some(p) => format!("{} (saved in {})", j.line(), p.display()),
-            None => j.line(),
-        };
+        let line = || saved_line(j.line(), &j.saved);
         if j.disagrees() {
             self.disagreeing += 1;
             if self.disagreements.len() < MAX_LINES {
@@ -123,24 +120,17 @@ impl PowerlossSection {
 
     /// The sections of several runs (report shards) as one; `None` when there is none.
     pub fn merge(sections: impl IntoIterator<Item = PowerlossSection>) -> Option<PowerlossSection> {
-        let mut it = sections.into_iter();
-        let mut m = it.next()?;
-        let add = |a: &mut BTreeMap<String, u64>, b: BTreeMap<String, u64>| {
-            for (k, n) in b {
-                *a.entry(k).or_insert(0) += n;
-            }
-        };
-        for s in it {
+        sections.into_iter().reduce(|mut m, s| {
             m.states += s.states;
             m.recordings += s.recordings;
             m.calls += s.calls;
             m.sync_points[0] += s.sync_points[0];
             m.sync_points[1] += s.sync_points[1];
-            add(&mut m.per_version, s.per_version);
-            add(&mut m.per_kind, s.per_kind);
-            add(&mut m.verdicts, s.verdicts);
-            add(&mut m.per_version_verdicts, s.per_version_verdicts);
-            add(&mut m.reader_sources, s.reader_sources);
+            add_counts(&mut m.per_version, s.per_version);
+            add_counts(&mut m.per_kind, s.per_kind);
+            add_counts(&mut m.verdicts, s.verdicts);
+            add_counts(&mut m.per_version_verdicts, s.per_version_verdicts);
+            add_counts(&mut m.reader_sources, s.reader_sources);
             m.crc_ahead += s.crc_ahead;
             m.data_ahead += s.data_ahead;
             m.torn += s.torn;
@@ -151,15 +141,17 @@ impl PowerlossSection {
             m.disagreements.extend(s.disagreements);
             m.upstream.extend(s.upstream);
             m.seconds += s.seconds;
-        }
-        Some(m)
+            m
+        })
     }
 
     /// For the report's summary line.
     pub fn phrase(&self) -> String {
-        format!(
-            "{} power-loss state(s) judged, {} disagreeing, {} upstream finding(s)",
-            self.states, self.disagreeing, self.upstream_states
+        phrase(
+            "power-loss",
+            self.states,
+            self.disagreeing,
+            self.upstream_states,
         )
     }
 
@@ -184,15 +176,9 @@ impl PowerlossSection {
             "  beyond SIGKILL: .crc ahead of data {}, data ahead of .crc {}, torn page {}, size as last synced {}",
             self.crc_ahead, self.data_ahead, self.torn, self.old_size
         );
-        let per = |m: &BTreeMap<String, u64>| {
-            m.iter()
-                .map(|(t, n)| format!("{t}: {n}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let _ = writeln!(s, "  per version: {}", per(&self.per_version));
-        let _ = writeln!(s, "  per version and kind: {}", per(&self.per_kind));
-        let _ = writeln!(s, "  Store's region: {}", per(&self.reader_sources));
+        let _ = writeln!(s, "  per version: {}", counts_line(&self.per_version));
+        let _ = writeln!(s, "  per version and kind: {}", counts_line(&self.per_kind));
+        let _ = writeln!(s, "  Store's region: {}", counts_line(&self.reader_sources));
         for (k, n) in &self.verdicts {
             let _ = writeln!(s, "  {k}: {n}");
         }
