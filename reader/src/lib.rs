@@ -115,6 +115,7 @@ mod fsio;
 mod load;
 pub mod locate;
 pub mod meta;
+mod options;
 pub mod parse;
 pub mod raw;
 mod read_at;
@@ -131,10 +132,11 @@ pub use clock::{Clock, FixedClock, ManualClock, SystemClock};
 pub use cryptkey::CryptKey;
 pub use error::{Error, Result};
 pub use fsio::meta_path;
-pub use load::ReadSync;
+pub use load::{load_bytes, ReadSync};
 pub use locate::RegionSource;
+pub use options::Options;
 pub use snapshot::{KeyHasher, Snapshot, SnapshotData, SnapshotRef};
-pub use store::{load_bytes, Options, ReloadKind, ReloadStats, Store};
+pub use store::{ReloadKind, ReloadStats, Store};
 
 #[cfg(test)]
 mod send_sync {

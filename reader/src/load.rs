@@ -1,6 +1,6 @@
-//! Loading from files: the [`crate::locate`] decision applied to the files on disk, under the
-//! meta file's shared `flock`, or optimistically when a writer holds it exclusively.
-//! Never writes.
+//! Loading: the [`crate::locate`] decision applied to bytes in memory ([`load_bytes`]) or to
+//! the files on disk, under the meta file's shared `flock`, or optimistically when a writer
+//! holds it exclusively. Never writes.
 
 use std::fs::File;
 use std::path::Path;
@@ -16,7 +16,46 @@ use crate::locate::{
     greedy_len, locate, Location, Problem, ReadAt, RegionSource, Rules, HEADER_LEN,
 };
 use crate::meta::MetaInfo;
-use crate::snapshot::{BuildInfo, SnapshotData, Triple};
+use crate::meta::{OFF_ACTUAL_SIZE, OFF_CRC, OFF_SEQUENCE};
+use crate::options::Options;
+use crate::parse::Cursor;
+use crate::snapshot::{BuildInfo, Snapshot, SnapshotData, Triple};
+
+/// The check-on-read triple from meta bytes (missing bytes read as 0).
+pub(crate) fn triple_of(b: &[u8]) -> Triple {
+    let rd = |o: usize| Cursor::at(b, o).read_u32().unwrap_or(0);
+    (rd(OFF_CRC), rd(OFF_ACTUAL_SIZE), rd(OFF_SEQUENCE))
+}
+
+/// The load path of [`crate::Store::open`] on bytes in memory: the region chosen by
+/// [`crate::locate::locate`] with `opts`' strategy, decrypted with its key, parsed (greedily
+/// when recovered). The meta is read as the official library reads it
+/// ([`crate::locate::parse_meta`]: a short or empty meta, or `&[]` for a missing one, reads
+/// zero-filled), where [`crate::Store::open`] requires a meta file long enough for its version.
+/// Returns the snapshot and the locator's decision; otherwise the errors of
+/// [`crate::Store::open`]. Pure: no file is touched (fuzz targets and differential tests use it).
+pub fn load_bytes(
+    meta: &[u8],
+    data: &[u8],
+    opts: &Options,
+) -> Result<(Snapshot, crate::locate::Location)> {
+    let key = opts.key();
+    let full = crate::load::FullLoad {
+        meta: crate::locate::parse_meta(meta),
+        observed: triple_of(meta),
+        key: key.as_ref(),
+        rules: Rules::official().with_strategy(opts.strategy),
+        clock: &opts.clock,
+        generation: 0,
+    };
+    let (inner, loc) = full.build(data)?;
+    Ok((
+        Snapshot {
+            inner: Arc::new(inner),
+        },
+        loc,
+    ))
+}
 
 /// Whether `size` bytes of region fit in a file of `file_size` bytes as it is on disk
 /// (`size + 4 <= fileSize`); used by the partial-reload fast path, which falls back to a full
@@ -51,7 +90,7 @@ pub(crate) fn discard_error(loc: &Location) -> Error {
 }
 
 /// Everything a full load needs besides the data: the one load path of [`crate::Store`] and
-/// [`crate::load_bytes`].
+/// [`load_bytes`].
 pub(crate) struct FullLoad<'a> {
     pub meta: MetaInfo,
     pub observed: Triple,

@@ -12,104 +12,14 @@ use crate::cryptkey::CryptKey;
 use crate::crypto::CfbDecryptor;
 use crate::decode;
 use crate::error::{Error, Result};
-use crate::fsio::{meta_path, open_regular, MetaMap, Which, DEFAULT_LOCK_TIMEOUT, MAPPED_META_MIN};
-use crate::load::{consistent, fits, ReadSync};
-use crate::locate::{actual_size, RegionSource, Rules, Strategy, HEADER_LEN};
-use crate::meta::{MetaInfo, META_SIZE, OFF_ACTUAL_SIZE, OFF_CRC, OFF_SEQUENCE};
-use crate::parse::Cursor;
+use crate::fsio::{meta_path, open_regular, MetaMap, Which, MAPPED_META_MIN};
+use crate::load::{consistent, fits, triple_of, ReadSync};
+use crate::locate::{actual_size, RegionSource, Rules, HEADER_LEN};
+use crate::meta::{MetaInfo, META_SIZE};
+use crate::options::Options;
 use crate::read_at::{read_header, DataFile, ReadAt};
 use crate::snapshot::{BuildInfo, Snapshot, SnapshotData, SnapshotRef, Triple};
 use crate::sys::slots::{Pinned, Slots};
-
-/// How to open a store.
-#[derive(Clone)]
-pub struct Options {
-    crypt_key: Option<Vec<u8>>,
-    aes256: bool,
-    clock: Arc<dyn Clock>,
-    strategy: Strategy,
-    lock_timeout: std::time::Duration,
-}
-
-impl std::fmt::Debug for Options {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Options")
-            .field("encrypted", &self.crypt_key.is_some())
-            .field("aes256", &self.aes256)
-            .field("strategy", &self.strategy)
-            .field("lock_timeout", &self.lock_timeout)
-            .finish()
-    }
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options::new()
-    }
-}
-
-impl Options {
-    /// No encryption, AES-128 when a key is given, system clock.
-    pub fn new() -> Options {
-        Options {
-            crypt_key: None,
-            aes256: false,
-            clock: Arc::new(SystemClock),
-            strategy: Strategy::Discard,
-            lock_timeout: DEFAULT_LOCK_TIMEOUT,
-        }
-    }
-
-    /// Read what the official library's `OnErrorRecover` strategy reads when no region passes
-    /// the CRC check (see [`crate::locate`]): the region decoded greedily, unverified
-    /// ([`RegionSource::Recovered`]). Off by default: such a load is then an error
-    /// ([`Error::CrcMismatch`], [`Error::ActualSizeBeyondFile`]) where the official default
-    /// opens the store empty.
-    pub fn recover(mut self, on: bool) -> Options {
-        self.strategy = if on {
-            Strategy::Recover
-        } else {
-            Strategy::Discard
-        };
-        self
-    }
-
-    /// How long a load keeps retrying the shared `flock` on the meta file while a writer holds
-    /// it exclusively (non-blocking attempts, backoff from 1 ms doubling up to 16 ms) before
-    /// reading without the lock: meta, data, CRC check, meta again, retried when the meta
-    /// changed ([`ReloadStats::unlocked`] counts those loads). Default: 100 ms. Official
-    /// multi-process writers hold the exclusive lock only while they write; v2.2.0 and v2.2.1
-    /// hold it as long as a store is open in single-process mode.
-    pub fn lock_timeout(mut self, timeout: std::time::Duration) -> Options {
-        self.lock_timeout = timeout;
-        self
-    }
-
-    /// The crypt key as given to the official library (zero-padded / truncated like it does).
-    /// An empty key means "not encrypted", as with the official library.
-    pub fn crypt_key(mut self, key: impl AsRef<[u8]>) -> Options {
-        let k = key.as_ref();
-        self.crypt_key = if k.is_empty() { None } else { Some(k.to_vec()) };
-        self
-    }
-
-    /// Use AES-256 (v2.3.0+ stores opened with the 256-bit flag).
-    pub fn aes256(mut self, on: bool) -> Options {
-        self.aes256 = on;
-        self
-    }
-
-    /// The clock used for key expiration.
-    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Options {
-        self.clock = clock;
-        self
-    }
-
-    /// The crypt key these options stand for (`None`: not encrypted).
-    fn key(&self) -> Option<CryptKey> {
-        CryptKey::new(self.crypt_key.as_deref()?, self.aes256)
-    }
-}
 
 /// How a reload was done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -204,12 +114,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The check-on-read triple from meta bytes (missing bytes read as 0).
-pub(crate) fn triple_of(b: &[u8]) -> Triple {
-    let rd = |o: usize| Cursor::at(b, o).read_u32().unwrap_or(0);
-    (rd(OFF_CRC), rd(OFF_ACTUAL_SIZE), rd(OFF_SEQUENCE))
-}
-
 /// Meta bytes a `Store` needs mapped (through the actual size, for the check-on-read).
 const MIN_META_LEN: usize = MAPPED_META_MIN;
 
@@ -224,36 +128,6 @@ pub(crate) fn store_meta(bytes: &[u8]) -> Result<MetaInfo> {
         });
     }
     MetaInfo::parse(bytes)
-}
-
-/// The load path of [`Store::open`] on bytes in memory: the region chosen by
-/// [`crate::locate::locate`] with `opts`' strategy, decrypted with its key, parsed (greedily
-/// when recovered). The meta is read as the official library reads it
-/// ([`crate::locate::parse_meta`]: a short or empty meta, or `&[]` for a missing one, reads
-/// zero-filled), where [`Store::open`] requires a meta file long enough for its version.
-/// Returns the snapshot and the locator's decision; otherwise the errors of
-/// [`Store::open`]. Pure: no file is touched (fuzz targets and differential tests use it).
-pub fn load_bytes(
-    meta: &[u8],
-    data: &[u8],
-    opts: &Options,
-) -> Result<(Snapshot, crate::locate::Location)> {
-    let key = opts.key();
-    let full = crate::load::FullLoad {
-        meta: crate::locate::parse_meta(meta),
-        observed: triple_of(meta),
-        key: key.as_ref(),
-        rules: Rules::official().with_strategy(opts.strategy),
-        clock: &opts.clock,
-        generation: 0,
-    };
-    let (inner, loc) = full.build(data)?;
-    Ok((
-        Snapshot {
-            inner: Arc::new(inner),
-        },
-        loc,
-    ))
 }
 
 impl Store {
