@@ -16,7 +16,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use mmkv_reader::{SnapshotData, Store};
+use mmkv_reader::{ReloadStats, SnapshotData, Store};
 
 use crate::differential::workload::Op;
 use crate::sides::reader::{read_snapshot, read_store, RealReader};
@@ -82,15 +82,9 @@ pub struct LiveOutcome {
     pub distinct_states: usize,
     /// The highest writer prefix a snapshot was explained by (how far readers followed).
     pub last_prefix: usize,
-    /// The long-lived store's reload counters at the end.
-    pub full_reloads: u64,
-    /// Partial reloads.
-    pub partial_reloads: u64,
-    /// Failed reloads (must be 0: no transient failure while the writer runs).
-    pub failed_reloads: u64,
-    /// Reloads put off because the writer kept changing the store (`ReloadStats::busy`; not
-    /// failures).
-    pub busy_reloads: u64,
+    /// The long-lived store's reload counters at the end (no failed one unless accepted: no
+    /// transient failure while the writer runs; busy ones are not failures).
+    pub reloads: ReloadStats,
     /// How long the writer ran.
     pub writer_time: Duration,
     /// Everything that went wrong (empty: the run passed).
@@ -122,10 +116,10 @@ impl LiveOutcome {
             self.reads,
             self.distinct_states,
             self.last_prefix,
-            self.full_reloads,
-            self.partial_reloads,
-            self.failed_reloads,
-            self.busy_reloads,
+            self.reloads.full,
+            self.reloads.partial,
+            self.reloads.failed,
+            self.reloads.busy,
             if self.errors.is_empty() {
                 String::new()
             } else {
@@ -479,10 +473,7 @@ fn live_inner(
     }
     out.distinct_states = states.len();
     let stats = store.stats();
-    out.full_reloads = stats.full;
-    out.partial_reloads = stats.partial;
-    out.failed_reloads = stats.failed;
-    out.busy_reloads = stats.busy;
+    out.reloads = stats;
     let done = finished?;
     if done.ops != spec.ops as u64 {
         return Err(format!("writer did {} of {} ops", done.ops, spec.ops));
@@ -614,10 +605,10 @@ pub fn summary_line(tag: &str, outcomes: &[LiveOutcome]) -> String {
             .map(|o| o.distinct_states)
             .min()
             .unwrap_or(0),
-        sum(|o| o.full_reloads),
-        sum(|o| o.partial_reloads),
-        sum(|o| o.failed_reloads),
-        sum(|o| o.busy_reloads),
+        sum(|o| o.reloads.full),
+        sum(|o| o.reloads.partial),
+        sum(|o| o.reloads.failed),
+        sum(|o| o.reloads.busy),
         if outcomes.is_empty() {
             "FAIL (nothing ran)".to_string()
         } else if failed == 0 {

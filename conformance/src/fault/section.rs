@@ -49,16 +49,8 @@ impl FaultSection {
             writer_runs: summary.writer_runs as u64,
             killed_runs: summary.killed_runs as u64,
             per_version,
-            verdicts: summary
-                .counts()
-                .into_iter()
-                .map(|(k, n)| (k, n as u64))
-                .collect(),
-            verdicts_per_version: summary
-                .counts_by_version()
-                .into_iter()
-                .map(|(tag, m)| (tag, m.into_iter().map(|(k, n)| (k, n as u64)).collect()))
-                .collect(),
+            verdicts: summary.counts(),
+            verdicts_per_version: summary.counts_by_version(),
             disagreements: summary.disagreements().into_iter().map(line).collect(),
             upstream: summary.upstream().into_iter().map(line).collect(),
             seconds: 0.0,

@@ -111,19 +111,17 @@ impl Summary {
     }
 
     /// Verdict label -> count, per strategy and reader path (`discard/store agree` ...).
-    pub fn counts(&self) -> BTreeMap<String, usize> {
+    pub fn counts(&self) -> BTreeMap<String, u64> {
         let mut m = BTreeMap::new();
-        for per_tag in self.counts_by_version().into_values() {
-            for (k, n) in per_tag {
-                *m.entry(k).or_insert(0) += n;
-            }
+        for (k, n) in self.counts_by_version().into_values().flatten() {
+            *m.entry(k).or_insert(0) += n;
         }
         m
     }
 
     /// [`Summary::counts`] per official version (tag).
-    pub fn counts_by_version(&self) -> BTreeMap<String, BTreeMap<String, usize>> {
-        let mut m: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+    pub fn counts_by_version(&self) -> BTreeMap<String, BTreeMap<String, u64>> {
+        let mut m: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
         for r in &self.records {
             for (s, p, v) in &r.verdicts {
                 let k = verdict_key(*s, *p, v);

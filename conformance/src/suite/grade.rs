@@ -5,14 +5,15 @@ use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::report::pool::run_ordered;
 use crate::suite::case::{load_all, Case, Class, Entry, Era};
-use crate::writer::child::{in_own_group, run_watched};
+use crate::writer::child::{in_own_group, last_line, run_watched};
 
 /// How a reader did on one case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -113,6 +114,15 @@ pub struct Result1 {
     pub detail: String,
 }
 
+impl Result1 {
+    fn new(grade: Grade, detail: impl Into<String>) -> Result1 {
+        Result1 {
+            grade,
+            detail: detail.into(),
+        }
+    }
+}
+
 /// A case's row in the JSON.
 #[derive(Debug, Clone, Serialize)]
 pub struct CaseRow {
@@ -188,15 +198,7 @@ fn run_driver(command: &str, dir: &Path, timeout: Duration) -> Output {
     };
     let stdout = run.lines.join("\n");
     let stderr = run.stderr;
-    let last = |s: &str| {
-        s.lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("")
-            .chars()
-            .take(200)
-            .collect::<String>()
-    };
+    let last = |s: &str| last_line(s, 200);
     if let Some(sig) = status.signal() {
         return Output::Crash(format!("signal {sig}"));
     }
@@ -253,9 +255,10 @@ fn compare(want: &[Entry], got: &Got) -> Result1 {
         .filter(|k| !got.contains_key(**k))
         .copied()
         .collect();
-    let extra: Vec<&String> = got
+    let extra: Vec<&str> = got
         .keys()
-        .filter(|k| !want.contains_key(k.as_str()))
+        .map(String::as_str)
+        .filter(|k| !want.contains_key(k))
         .collect();
     let wrong: Vec<&str> = want
         .iter()
@@ -275,53 +278,44 @@ fn compare(want: &[Entry], got: &Got) -> Result1 {
         s
     };
     if !missing.is_empty() {
-        Result1 {
-            grade: Grade::MissingKey,
-            detail: format!("missing keys {}", show(&missing)),
-        }
+        Result1::new(
+            Grade::MissingKey,
+            format!("missing keys {}", show(&missing)),
+        )
     } else if !extra.is_empty() {
-        let e: Vec<&str> = extra.iter().map(|s| s.as_str()).collect();
-        Result1 {
-            grade: Grade::ExtraKey,
-            detail: format!("extra keys {}", show(&e)),
-        }
+        Result1::new(Grade::ExtraKey, format!("extra keys {}", show(&extra)))
     } else if !wrong.is_empty() {
-        Result1 {
-            grade: Grade::WrongValue,
-            detail: format!("wrong values of {}", show(&wrong)),
-        }
+        Result1::new(
+            Grade::WrongValue,
+            format!("wrong values of {}", show(&wrong)),
+        )
     } else {
-        Result1 {
-            grade: Grade::Pass,
-            detail: String::new(),
-        }
+        Result1::new(Grade::Pass, "")
     }
 }
 
 /// Grades one driver output against a case. A driver that reads with `OnErrorRecover` is
 /// judged by the official `OnErrorRecover` answer where the case has one (damaged stores).
 fn grade(case: &Case, out: &Output) -> Result1 {
-    let r = |grade: Grade, detail: &str| Result1 {
-        grade,
-        detail: detail.to_string(),
-    };
     let recovered = match out {
         Output::Entries(_, true) => case.recover.as_ref(),
         _ => None,
     };
     match (out, case.class) {
-        (Output::Timeout, _) => r(Grade::Timeout, ""),
-        (Output::Crash(m), _) => r(Grade::Crash, m),
-        (Output::Error(_), Class::MustNotRead) => r(Grade::Pass, ""),
-        (Output::Error(m), _) => r(Grade::Error, m),
-        (Output::Entries(e, _), Class::MustNotRead) if e.is_empty() => r(Grade::Pass, ""),
+        (Output::Timeout, _) => Result1::new(Grade::Timeout, ""),
+        (Output::Crash(m), _) => Result1::new(Grade::Crash, m.as_str()),
+        (Output::Error(_), Class::MustNotRead) => Result1::new(Grade::Pass, ""),
+        (Output::Error(m), _) => Result1::new(Grade::Error, m.as_str()),
+        (Output::Entries(e, _), Class::MustNotRead) if e.is_empty() => {
+            Result1::new(Grade::Pass, "")
+        }
         (Output::Entries(e, _), _) if recovered.is_some() => {
             let want = recovered.map(|a| a.entries.as_slice()).unwrap_or(&[]);
             let g = compare(want, e);
             if case.class == Class::MustNotRead && g.grade != Grade::Pass {
-                return r(
+                return Result1::new(
                     Grade::ReadsDiscarded,
-                    &format!(
+                    format!(
                         "{} entries, not the official OnErrorRecover answer: {}",
                         e.len(),
                         g.detail
@@ -331,7 +325,7 @@ fn grade(case: &Case, out: &Output) -> Result1 {
             g
         }
         (Output::Entries(e, _), Class::MustNotRead) => {
-            r(Grade::ReadsDiscarded, &format!("{} entries", e.len()))
+            Result1::new(Grade::ReadsDiscarded, format!("{} entries", e.len()))
         }
         (Output::Entries(e, _), Class::MustRead) => compare(&case.expect.entries, e),
         (Output::Entries(e, _), Class::VersionDependent) => {
@@ -344,7 +338,9 @@ fn grade(case: &Case, out: &Output) -> Result1 {
                 .iter()
                 .find(|a| compare(&a.entries, e).grade == Grade::Pass)
             {
-                Some(a) => r(Grade::Pass, &format!("as {} read it", a.versions.join(","))),
+                Some(a) => {
+                    Result1::new(Grade::Pass, format!("as {} read it", a.versions.join(",")))
+                }
                 None => first,
             }
         }
@@ -371,31 +367,18 @@ pub fn grade_all(
     let work: Vec<(usize, usize)> = (0..cases.len())
         .flat_map(|c| (0..readers.len()).map(move |r| (c, r)))
         .collect();
-    let results: Mutex<BTreeMap<(usize, usize), Result1>> = Mutex::new(BTreeMap::new());
-    let next = Mutex::new(0usize);
-    std::thread::scope(|s| {
-        for _ in 0..threads.max(1) {
-            s.spawn(|| loop {
-                let i = {
-                    let mut n = next.lock().unwrap_or_else(|e| e.into_inner());
-                    *n += 1;
-                    *n - 1
-                };
-                let Some(&(c, r)) = work.get(i) else { return };
-                let (dir, case) = &cases[c];
-                let out = run_driver(&readers[r].command, dir, timeout);
-                let g = grade(case, &out);
-                results
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert((c, r), g);
-                if progress && (i + 1) % 500 == 0 {
-                    eprintln!("suite grade: {}/{}", i + 1, work.len());
-                }
-            });
+    let total = work.len();
+    let done = AtomicUsize::new(0);
+    let mut results = run_ordered(work, threads, |(c, r)| {
+        let (dir, case) = &cases[c];
+        let g = grade(case, &run_driver(&readers[r].command, dir, timeout));
+        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+        if progress && n.is_multiple_of(500) {
+            eprintln!("suite grade: {n}/{total}");
         }
-    });
-    let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
+        g
+    })
+    .into_iter();
     let mut rows: Vec<ReaderRow> = readers
         .iter()
         .map(|r| ReaderRow {
@@ -410,7 +393,7 @@ pub fn grade_all(
         })
         .collect();
     let mut case_rows = Vec::new();
-    for (c, (_, case)) in cases.iter().enumerate() {
+    for (_, case) in &cases {
         let mut row = CaseRow {
             name: case.name.clone(),
             class: case.class,
@@ -420,10 +403,9 @@ pub fn grade_all(
             results: BTreeMap::new(),
         };
         for (r, reader) in readers.iter().enumerate() {
-            let g = results.remove(&(c, r)).unwrap_or(Result1 {
-                grade: Grade::Crash,
-                detail: "not run".into(),
-            });
+            let g = results
+                .next()
+                .unwrap_or_else(|| Result1::new(Grade::Crash, "not run"));
             let rr = &mut rows[r];
             *rr.counts.entry(g.grade.name()).or_default() += 1;
             let pass = usize::from(g.grade == Grade::Pass);
@@ -476,34 +458,22 @@ impl GradeReport {
         let widths: Vec<usize> = (0..lines[0].len())
             .map(|i| lines.iter().map(|l| l[i].len()).max().unwrap_or(0))
             .collect();
+        let seps = (widths.iter().enumerate())
+            .map(|(i, w)| match i {
+                0 => "-".repeat(*w),
+                _ => format!("{}:", "-".repeat(w - 1)),
+            })
+            .collect();
+        lines.insert(1, seps);
         let mut out = format!("{total} cases\n");
-        for (n, l) in lines.iter().enumerate() {
-            let cells: Vec<String> = l
-                .iter()
-                .enumerate()
-                .map(|(i, c)| {
-                    if i == 0 {
-                        format!("{c:<w$}", w = widths[i])
-                    } else {
-                        format!("{c:>w$}", w = widths[i])
-                    }
+        for l in &lines {
+            let cells: Vec<String> = (l.iter().zip(&widths).enumerate())
+                .map(|(i, (c, w))| match i {
+                    0 => format!("{c:<w$}"),
+                    _ => format!("{c:>w$}"),
                 })
                 .collect();
             out.push_str(&format!("| {} |\n", cells.join(" | ")));
-            if n == 0 {
-                let seps: Vec<String> = widths
-                    .iter()
-                    .enumerate()
-                    .map(|(i, w)| {
-                        if i == 0 {
-                            "-".repeat(*w)
-                        } else {
-                            format!("{}:", "-".repeat(w - 1))
-                        }
-                    })
-                    .collect();
-                out.push_str(&format!("| {} |\n", seps.join(" | ")));
-            }
         }
         out
     }

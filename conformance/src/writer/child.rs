@@ -197,14 +197,14 @@ pub struct Finished {
 impl Finished {
     /// The last line of stderr, at most 300 characters (for one-line failure messages).
     pub fn stderr_tail(&self) -> String {
-        self.stderr
-            .lines()
-            .last()
-            .unwrap_or("")
-            .chars()
-            .take(300)
-            .collect()
+        last_line(&self.stderr, 300)
     }
+}
+
+/// The last line of `s` that is not blank, at most `max` characters.
+pub fn last_line(s: &str, max: usize) -> String {
+    let line = s.lines().rev().find(|l| !l.trim().is_empty());
+    line.unwrap_or("").chars().take(max).collect()
 }
 
 /// Runs `cmd` to its end under a watchdog: killed when `timeout` passes without progress.
