@@ -305,7 +305,7 @@ impl ReportArgs {
             jobs: match self.jobs {
                 _ if self.in_process => 1,
                 Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
-                None => conformance::report::pool::default_jobs(),
+                None => conformance::vocab::pool::default_jobs(),
             },
             real_clock: self.real_clock,
             powerloss_states: self.powerloss_states,

@@ -19,10 +19,10 @@ use conformance::report::cell::{
 };
 use conformance::report::merge::merge_files;
 use conformance::report::plan::{mark_unbuilt, plan, run_row};
-use conformance::report::pool::{run_ordered, Progress};
 use conformance::report::{require_all, Report, REQUIRE_ALL_VAR};
 use conformance::sides::official::OfficialLib;
 use conformance::sides::sys::SysLib;
+use conformance::vocab::pool::{run_ordered, Progress};
 use conformance::writer::child::ChildExe;
 use conformance::writer::run_writer;
 use conformance::RealReader;

@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use conformance::differential::workload::GenConfig;
 use conformance::report::cell::{run_cell_child, CellSpec};
-use conformance::report::pool::run_ordered;
 use conformance::sides::official::OfficialLib;
 use conformance::sides::sys::{built_versions, SysLib};
+use conformance::vocab::pool::run_ordered;
 use conformance::StoreKind;
 
 const N: usize = 4;

@@ -22,10 +22,10 @@ use crate::powerloss::judged::{Judged, Verdicts};
 use crate::powerloss::record::{record, Recording};
 use crate::powerloss::section::PowerlossSection;
 use crate::powerloss::states::{base_image, states_at, CrashState};
-use crate::report::pool::{run_in_order, run_ordered};
 use crate::sides::official::OfficialLib;
 use crate::sides::sys::SysLib;
 use crate::vocab::kind::{Features, StoreKind};
+use crate::vocab::pool::{run_in_order, run_ordered};
 use crate::vocab::{SplitMix, STORE_ID};
 use crate::writer::child::ChildExe;
 

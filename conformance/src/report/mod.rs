@@ -11,13 +11,11 @@
 //! - [`cell`]: one live cell (version × kind), in a child process with a watchdog;
 //! - [`merge`]: CI shards' JSON reports into one (`conformance merge`);
 //! - [`render`]: text, Markdown, JSON and the one summary line;
-//! - [`pool`]: cells (rows) run at once, results in order, progress;
 //! - [`scratch`]: where temporary stores go (tmpfs when there is one).
 
 pub mod cell;
 pub mod merge;
 pub mod plan;
-pub mod pool;
 pub mod render;
 pub mod scratch;
 

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::report::pool::run_ordered;
 use crate::suite::case::{load_all, Case, Class, Entry, Era};
+use crate::vocab::pool::run_ordered;
 use crate::writer::child::{in_own_group, last_line, run_watched};
 
 /// How a reader did on one case.

@@ -5,11 +5,14 @@
 //! - [`kind`]: store kinds (report columns) and version features;
 //! - [`value`]: values and value types;
 //! - [`rng`]: the one seeded generator;
-//! - [`names`]: the writers' key names and store id.
+//! - [`names`]: the writers' key names and store id;
+//! - [`pool`]: work items on a bounded pool of threads, results in order, the progress bar
+//!   (the report's rows, the fault suites' writer runs, the suite's grading).
 
 pub mod clock;
 pub mod kind;
 pub mod names;
+pub mod pool;
 pub mod rng;
 pub mod test_clock;
 pub mod value;

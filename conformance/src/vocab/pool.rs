@@ -1,4 +1,5 @@
-//! A bounded pool for the report's child processes: items run on `jobs` worker threads, results
+//! A bounded pool for child-process work (the report's rows, the fault suites' writer runs, the
+//! suite's grading): items run on `jobs` worker threads, results
 //! come back in input order (so the report's rows and their text stay in the order of a
 //! sequential run), and a progress bar shows units done / running / left.
 //!
