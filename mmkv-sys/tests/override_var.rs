@@ -3,21 +3,46 @@
 //! builds from the copy (its MMKV_VERSION string says so) without touching any vendor cache.
 //!
 //! The nested build uses its own target directory (`target/mmkv-sys-override-test`), so the
-//! first run compiles mmkv-sys's dependencies once (about a minute on 2 cores).
+//! first run compiles mmkv-sys's dependencies once (about a minute on 2 cores). The modified
+//! copy lives there too, at a path fixed per tag, and is rewritten only where its content
+//! changes: the override's cache entry (keyed by that path) and cmake's own dependency tracking
+//! then rebuild nothing when the test runs again (`ci/maintainer-flow.sh` runs it twice).
 
 use mmkv_sys::{versions::override_var, Mode, Official};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn copy_dir(from: &Path, to: &Path) {
+/// Writes `contents` to `path` unless it already holds them (so its mtime stays).
+fn write_if_changed(path: &Path, contents: &[u8]) {
+    if std::fs::read(path).ok().as_deref() != Some(contents) {
+        std::fs::write(path, contents).unwrap();
+    }
+}
+
+/// Makes `to` a copy of `from` (files whose content is unchanged are left alone; files `to`
+/// has beyond `from`'s are removed), except the file `edited`, which the caller writes.
+fn sync_dir(from: &Path, to: &Path, edited: &Path) {
     std::fs::create_dir_all(to).unwrap();
+    let mut names = std::collections::HashSet::new();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
         let target = to.join(entry.file_name());
+        names.insert(entry.file_name());
         if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
+            sync_dir(&entry.path(), &target, edited);
+        } else if target != edited {
+            write_if_changed(&target, &std::fs::read(entry.path()).unwrap());
+        }
+    }
+    for entry in std::fs::read_dir(to).unwrap() {
+        let entry = entry.unwrap();
+        if !names.contains(&entry.file_name()) {
+            let path = entry.path();
+            if entry.file_type().unwrap().is_dir() {
+                std::fs::remove_dir_all(&path).unwrap();
+            } else {
+                std::fs::remove_file(&path).unwrap();
+            }
         }
     }
 }
@@ -41,10 +66,14 @@ fn override_variable_builds_from_the_given_directory() {
         .expect("at least one version built");
     let tag = built.tag;
     let tmp = tempfile::tempdir().unwrap();
-    let core = tmp.path().join("Core");
-    copy_dir(Path::new(built.core), &core);
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let workspace = manifest_dir.parent().unwrap();
+    let target = workspace.join("target").join("mmkv-sys-override-test");
+    let core = target.join("override-core").join(tag).join("Core");
     let predef = core.join("MMKVPredef.h");
-    let text = std::fs::read_to_string(&predef).unwrap();
+    sync_dir(Path::new(built.core), &core, &predef);
+    let source_predef = Path::new(built.core).join("MMKVPredef.h");
+    let text = std::fs::read_to_string(&source_predef).unwrap();
     let original = format!(
         "MMKV_VERSION = \"{}\"",
         Official::load(tag).unwrap().version()
@@ -52,19 +81,16 @@ fn override_variable_builds_from_the_given_directory() {
     assert!(
         text.contains(&original),
         "{} has no `{original}`",
-        predef.display()
+        source_predef.display()
     );
     let marker = format!("{tag}-override-test");
-    std::fs::write(
+    write_if_changed(
         &predef,
-        text.replace(&original, &format!("MMKV_VERSION = \"{marker}\"")),
-    )
-    .unwrap();
+        text.replace(&original, &format!("MMKV_VERSION = \"{marker}\""))
+            .as_bytes(),
+    );
     let empty_vendor = tmp.path().join("vendor");
 
-    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let workspace = manifest_dir.parent().unwrap();
-    let target = workspace.join("target").join("mmkv-sys-override-test");
     let output = Command::new(env!("CARGO"))
         .current_dir(workspace)
         .args([
