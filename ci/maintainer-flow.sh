@@ -13,9 +13,10 @@
 # MMKVPredef.h declares another version is refused with the documented message.
 #
 # Nothing names a version: the tags come from versions.yaml. The mirror is MMKV_GIT_URL when set,
-# else ../shared/upstream/mmkv-core.bundle (as .ci/run finds it), else upstream. CARGO_TARGET_DIR (default: this
-# checkout's target/) and MMKV_SYS_CACHE are shared with the checkout, so the clone rebuilds only our
-# own crates and compiles only the new official version. Usage: bash ci/maintainer-flow.sh
+# else ../shared/upstream/mmkv-core.bundle (as .ci/run finds it), else upstream. Cargo's build directory
+# (default: this checkout's target/) and MMKV_SYS_CACHE are shared with the checkout, so the clone
+# rebuilds only our own crates and compiles only the new official version; the clone's binaries go
+# to its own target/. Usage: bash ci/maintainer-flow.sh
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -65,8 +66,15 @@ say "synthetic upstream $up: $new Core/ tree $new_tree"
 # --- a fresh copy of this checkout (its HEAD: what CI tests)
 repo="$work/repo"
 git clone -q "$root" "$repo"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
-export MMKV_SYS_CACHE="${MMKV_SYS_CACHE:-$CARGO_TARGET_DIR/mmkv-sys-cache}"
+# Compiled dependencies, fingerprints and build scripts' output are shared through cargo's build
+# directory (the checkout's); the clone's final binaries (its `conformance` has only the new
+# version built in) go to the clone's own target directory. They must not replace the checkout's:
+# .ci/run runs this flow beside its report and suite, whose target/release/conformance spawns
+# itself (current_exe) for every cell.
+build_dir="${CARGO_BUILD_BUILD_DIR:-${CARGO_TARGET_DIR:-$root/target}}"
+export CARGO_BUILD_BUILD_DIR="$build_dir"
+export CARGO_TARGET_DIR="$repo/target"
+export MMKV_SYS_CACHE="${MMKV_SYS_CACHE:-$build_dir/mmkv-sys-cache}"
 # The clone fetches its sources into its own vendor/ (from the synthetic upstream).
 unset MMKV_VENDOR_DIR
 # mmkv-sys's override test builds in <workspace>/target/mmkv-sys-override-test: the checkout's.

@@ -102,6 +102,9 @@ fn override_variable_builds_from_the_given_directory() {
             "--message-format=json",
         ])
         .env("CARGO_TARGET_DIR", &target)
+        // All of the nested build in its own directory (ci/maintainer-flow.sh shares its
+        // build directory with the checkout's; this build must not replace those outputs).
+        .env_remove("CARGO_BUILD_BUILD_DIR")
         .env("MMKV_VERSIONS", tag)
         .env(override_var(tag), &core)
         .env("MMKV_VENDOR_DIR", &empty_vendor)
