@@ -42,8 +42,8 @@ pub enum FaultsCmd {
         #[arg(long, default_value_t = 120)]
         ops: usize,
         /// Writer runs at once (default: CONFORMANCE_JOBS, else one per core).
-        #[arg(long)]
-        jobs: Option<usize>,
+        #[arg(long, env = "CONFORMANCE_JOBS", value_parser = clap::value_parser!(u64).range(1..))]
+        jobs: Option<u64>,
         /// Print every state.
         #[arg(long)]
         verbose: bool,
@@ -108,7 +108,7 @@ pub fn main(cmd: FaultsCmd) -> ExitCode {
             cfg.seed = seed;
             cfg.ops = ops;
             if let Some(n) = jobs {
-                cfg.jobs = n.max(1);
+                cfg.jobs = n as usize;
             }
             if !tags.is_empty() {
                 cfg.tags = tags;

@@ -50,7 +50,7 @@ pub struct SuiteConfig {
 impl SuiteConfig {
     /// Defaults: every built tag, `states` states, seed 1, 120 ops, 6 states per writer run,
     /// failures saved under `<failures root>/faults` (see [`crate::differential::failures::failures_root`]),
-    /// [`jobs_from_env`] jobs.
+    /// one job per core ([`default_jobs`]; the CLIs take `--jobs` / `CONFORMANCE_JOBS`).
     pub fn new(exe: ChildExe, states: usize) -> SuiteConfig {
         SuiteConfig {
             exe,
@@ -63,23 +63,10 @@ impl SuiteConfig {
             ops: 120,
             per_base: 6,
             save: Some(crate::differential::failures::failures_root().join("faults")),
-            jobs: jobs_from_env(),
+            jobs: default_jobs(),
             reader: read_reader,
         }
     }
-}
-
-/// Environment variable for the number of jobs (the report's `--jobs`).
-pub const JOBS_VAR: &str = "CONFORMANCE_JOBS";
-
-/// Jobs of the fault and power-loss suites: `CONFORMANCE_JOBS` when it is a positive number,
-/// else [`default_jobs`] (one per core: the children they wait for keep a core busy).
-pub fn jobs_from_env() -> usize {
-    std::env::var(JOBS_VAR)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .filter(|&n: &usize| n > 0)
-        .unwrap_or_else(default_jobs)
 }
 
 fn region_len(dir: &Path) -> (u64, u64) {

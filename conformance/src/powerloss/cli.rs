@@ -52,8 +52,8 @@ pub struct PowerlossArgs {
     #[arg(long, default_value_t = 64)]
     pub batch: usize,
     /// Recordings and batches of states at once (default: CONFORMANCE_JOBS, else one per core).
-    #[arg(long)]
-    pub jobs: Option<usize>,
+    #[arg(long, env = "CONFORMANCE_JOBS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub jobs: Option<u64>,
     /// Print every state.
     #[arg(long)]
     pub verbose: bool,
@@ -105,7 +105,7 @@ pub fn main(args: PowerlossArgs) -> ExitCode {
     cfg.per_recording = args.per_recording.max(1);
     cfg.batch = args.batch.max(1);
     if let Some(n) = args.jobs {
-        cfg.jobs = n.max(1);
+        cfg.jobs = n as usize;
     }
     if !args.tags.is_empty() {
         cfg.tags = args.tags;

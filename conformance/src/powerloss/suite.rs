@@ -14,7 +14,6 @@ use mmkv_sys::ErrorStrategy;
 use crate::error::{Error, Result};
 use crate::fault::official::{spawn_reads, strategy_name, OfficialOutcome};
 use crate::fault::reads::{read_reader, ReaderFn, ReaderPath};
-use crate::fault::suite::jobs_from_env;
 use crate::fault::summary::verdicts_line;
 use crate::judge::exceptions::Scope;
 use crate::judge::state::{judge_outcomes, Verdict};
@@ -25,7 +24,7 @@ use crate::powerloss::states::{base_image, states_at, CrashState};
 use crate::sides::official::OfficialLib;
 use crate::sides::sys::SysLib;
 use crate::vocab::kind::{Features, StoreKind};
-use crate::vocab::pool::{run_in_order, run_ordered};
+use crate::vocab::pool::{default_jobs, run_in_order, run_ordered};
 use crate::vocab::{SplitMix, STORE_ID};
 use crate::writer::child::ChildExe;
 
@@ -78,8 +77,8 @@ pub struct PowerlossConfig {
 impl PowerlossConfig {
     /// Defaults: every built tag, the kinds of [`KINDS`], seed 1, 120 ops, 24 states per
     /// crash point, 400 per recording, batches of 64, failures under
-    /// `<failures root>/powerloss`, jobs from `CONFORMANCE_JOBS` or one per core
-    /// ([`jobs_from_env`]).
+    /// `<failures root>/powerloss`, one job per core ([`default_jobs`]; the CLIs take `--jobs` /
+    /// `CONFORMANCE_JOBS`).
     pub fn new(exe: ChildExe, states: usize) -> PowerlossConfig {
         PowerlossConfig {
             exe,
@@ -98,7 +97,7 @@ impl PowerlossConfig {
             shrink: 5,
             reader: read_reader,
             stop_at_disagreement: false,
-            jobs: jobs_from_env(),
+            jobs: default_jobs(),
         }
     }
 }
