@@ -206,6 +206,15 @@ pub struct ReaderReads {
 }
 
 impl ReaderReads {
+    /// Whether `other` says the same as this capture about everything
+    /// [`compare_with_official`] compares (its own inconsistencies aside).
+    pub fn same_reads(&self, other: &ReaderReads) -> bool {
+        self.per_key == other.per_key
+            && self.keys == other.keys
+            && self.count == other.count
+            && self.bytes_vec == other.bytes_vec
+    }
+
     /// Number of keys read.
     pub fn keys_read(&self) -> u64 {
         self.per_key.len() as u64
