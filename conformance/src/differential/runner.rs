@@ -49,8 +49,8 @@ use crate::differential::workload::{
 };
 use crate::error::{Error, Result};
 use crate::judge::compare::{
-    capture_reader, compare_with_official, official_visible_keys, render_keys, Compared, Mismatch,
-    ReaderReads, ReaderSide,
+    ask_official, capture_reader, judge_reads, official_visible_keys, render_keys, Compared,
+    Mismatch, ReaderReads, ReaderSide,
 };
 use crate::judge::exceptions::{accepted, Difference, Exception, Scope};
 use crate::judge::recognise::{inline_misload, writeback_clobbered, RegionStart, StoreFiles};
@@ -612,55 +612,28 @@ impl<'a> Runner<'a> {
         out
     }
 
-    /// Compares each capture with the current official instance, in order. A capture whose
-    /// reads equal an earlier one's (the long-lived and the fresh reader usually agree) gets
-    /// that one's comparison with its own reader inconsistencies: the official getters already
-    /// answered exactly these reads, and running them again costs as much as the first time.
+    /// Compares each capture with the current official instance. The official getters run
+    /// once for all of them ([`ask_official`]): the long-lived and the fresh reader read the
+    /// same keys, and a second sweep costs as much as the first (an encrypted store decrypts
+    /// every value again) to answer the same questions.
     fn compare_all<'c>(
         &mut self,
-        captures: impl IntoIterator<Item = &'c std::result::Result<ReaderReads, Mismatch>>,
+        captures: impl Iterator<Item = &'c std::result::Result<ReaderReads, Mismatch>> + Clone,
     ) -> Result<Vec<Vec<Mismatch>>> {
-        let mut done: Vec<(&ReaderReads, Vec<Mismatch>)> = Vec::new();
-        let mut out = Vec::new();
-        for reads in captures {
-            let same = reads
-                .as_ref()
-                .ok()
-                .and_then(|r| done.iter().find(|(d, _)| d.same_reads(r)).map(|d| (r, d)));
-            let ms = match same {
-                Some((r, (d, ms))) => (r.inconsistent.iter())
-                    .chain(&ms[d.inconsistent.len()..])
-                    .cloned()
-                    .collect(),
-                None => self.compare(reads)?,
-            };
-            if let Ok(r) = reads {
-                done.push((r, ms.clone()));
-            }
-            out.push(ms);
-        }
-        Ok(out)
-    }
-
-    /// Compares one capture with the current official instance.
-    fn compare(
-        &mut self,
-        reads: &std::result::Result<ReaderReads, Mismatch>,
-    ) -> Result<Vec<Mismatch>> {
-        match reads {
-            Err(m) => Ok(vec![m.clone()]),
-            Ok(reads) => {
-                let getters = self.lib.features().getters();
-                let scope = self.scope();
-                compare_with_official(
-                    self.official.as_mut(),
-                    &self.lib.features(),
-                    &scope,
-                    reads,
-                    &getters,
-                )
-            }
-        }
+        let getters = self.lib.features().getters();
+        let scope = self.scope();
+        let answers = ask_official(
+            self.official.as_mut(),
+            &self.lib.features(),
+            captures.clone().filter_map(|r| r.as_ref().ok()),
+            &getters,
+        )?;
+        Ok(captures
+            .map(|reads| match reads {
+                Err(m) => vec![m.clone()],
+                Ok(reads) => judge_reads(&answers, &scope, reads, &getters),
+            })
+            .collect())
     }
 
     fn count(&mut self, reads: &std::result::Result<ReaderReads, Mismatch>) {

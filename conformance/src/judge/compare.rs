@@ -206,15 +206,6 @@ pub struct ReaderReads {
 }
 
 impl ReaderReads {
-    /// Whether `other` says the same as this capture about everything
-    /// [`compare_with_official`] compares (its own inconsistencies aside).
-    pub fn same_reads(&self, other: &ReaderReads) -> bool {
-        self.per_key == other.per_key
-            && self.keys == other.keys
-            && self.count == other.count
-            && self.bytes_vec == other.bytes_vec
-    }
-
     /// Number of keys read.
     pub fn keys_read(&self) -> u64 {
         self.per_key.len() as u64
@@ -408,25 +399,88 @@ pub fn official_visible_keys(official: &mut dyn OfficialStore) -> Result<BTreeSe
     Ok(out)
 }
 
-/// Compares captured reader reads with the official instance (value and presence for every
-/// getter of every key, `contains`, the key set and the count). Mismatches between the
-/// reader's own getter paths are included.
-pub fn compare_with_official(
+/// What the official instance answers for a list of keys: every getter of every key, its
+/// `contains`, the string-vector form where asked, the visible key set and the count.
+/// Asked once and compared with every capture of the same keys ([`judge_reads`]): the
+/// official getters are as costly the second time (an encrypted store decrypts again).
+#[derive(Debug)]
+pub struct OfficialAnswers {
+    /// Per key: one read per getter, `contains`, and `get_bytes_vec` when asked.
+    per_key: BTreeMap<Vec<u8>, OfficialKey>,
+    keys: BTreeSet<Vec<u8>>,
+    count: usize,
+}
+
+/// One key's official answers: a read per getter, `contains`, `get_bytes_vec` when asked.
+type OfficialKey = (Vec<Option<Value>>, bool, Option<Option<Vec<Vec<u8>>>>);
+
+/// Asks `official` everything [`judge_reads`] compares for the keys of `captures` (each key
+/// once, in the order the captures list them).
+pub fn ask_official<'c>(
     official: &mut dyn OfficialStore,
     features: &Features,
+    captures: impl IntoIterator<Item = &'c ReaderReads>,
+    getters: &[ValueType],
+) -> Result<OfficialAnswers> {
+    let mut per_key = BTreeMap::new();
+    for reads in captures {
+        for (key, _, _) in &reads.per_key {
+            let asked: Option<&mut OfficialKey> = per_key.get_mut(key);
+            let wants_vec =
+                getters.contains(&ValueType::Strings) && reads.bytes_vec.contains_key(key);
+            match asked {
+                Some(a) if a.2.is_some() || !wants_vec => continue,
+                Some(a) => a.2 = Some(official.get_bytes_vec(key)?),
+                None => {
+                    let values = (getters.iter())
+                        .map(|&ty| official.get(key, ty))
+                        .collect::<Result<Vec<_>>>()?;
+                    let bytes_vec = match wants_vec {
+                        true => Some(official.get_bytes_vec(key)?),
+                        false => None,
+                    };
+                    per_key.insert(key.clone(), (values, official.contains(key)?, bytes_vec));
+                }
+            }
+        }
+    }
+    let keys = official_visible_keys(official)?;
+    let count = if features.count_filter_expire {
+        official.count(true)?
+    } else if features.key_expire {
+        // v1.3.0 counts expired entries that no getter has deleted yet.
+        keys.len()
+    } else {
+        official.count(false)?
+    };
+    Ok(OfficialAnswers {
+        per_key,
+        keys,
+        count,
+    })
+}
+
+/// Compares captured reader reads with the official answers for the same keys (value and
+/// presence for every getter of every key, `contains`, the key set and the count).
+/// Mismatches between the reader's own getter paths are included.
+pub fn judge_reads(
+    official: &OfficialAnswers,
     scope: &Scope,
     reads: &ReaderReads,
     getters: &[ValueType],
-) -> Result<Vec<Mismatch>> {
+) -> Vec<Mismatch> {
     let mut out = reads.inconsistent.clone();
     for (key, reader_contains, reader_reads) in &reads.per_key {
-        for (i, &ty) in getters.iter().enumerate() {
-            let official_read = official.get(key, ty)?;
-            let reader_read = &reader_reads[i];
-            if ty == ValueType::Strings && official_read == *reader_read {
-                if let Some(reader_vec) = reads.bytes_vec.get(key) {
-                    let official_vec = official.get_bytes_vec(key)?;
-                    if official_vec != *reader_vec {
+        let (official_reads, official_contains, official_vec) = (official.per_key.get(key))
+            .expect("the official answers were asked for this capture's keys");
+        for ((&ty, official_read), reader_read) in
+            getters.iter().zip(official_reads).zip(reader_reads)
+        {
+            if ty == ValueType::Strings && official_read == reader_read {
+                if let (Some(reader_vec), Some(official_vec)) =
+                    (reads.bytes_vec.get(key), official_vec)
+                {
+                    if official_vec != reader_vec {
                         out.push(Mismatch {
                             key: Some(key.clone()),
                             what: Compared::GetBytesVec,
@@ -436,17 +490,16 @@ pub fn compare_with_official(
                     }
                 }
             }
-            if !agrees(scope, ty, &official_read, reader_read) {
+            if !agrees(scope, ty, official_read, reader_read) {
                 out.push(Mismatch {
                     key: Some(key.clone()),
                     what: Compared::Get(ty),
-                    official: show(&official_read),
+                    official: show(official_read),
                     reader: show(reader_read),
                 });
             }
         }
-        let official_contains = official.contains(key)?;
-        if official_contains != *reader_contains {
+        if official_contains != reader_contains {
             out.push(Mismatch {
                 key: Some(key.clone()),
                 what: Compared::Contains,
@@ -455,32 +508,35 @@ pub fn compare_with_official(
             });
         }
     }
-    let official_keys = official_visible_keys(official)?;
-    if official_keys != reads.keys {
+    if official.keys != reads.keys {
         out.push(Mismatch {
             key: None,
             what: Compared::Keys,
-            official: render_keys(&official_keys),
+            official: render_keys(&official.keys),
             reader: render_keys(&reads.keys),
         });
     }
-    let official_count = if features.count_filter_expire {
-        official.count(true)?
-    } else if features.key_expire {
-        // v1.3.0 counts expired entries that no getter has deleted yet.
-        official_keys.len()
-    } else {
-        official.count(false)?
-    };
-    if official_count != reads.count {
+    if official.count != reads.count {
         out.push(Mismatch {
             key: None,
             what: Compared::Count,
-            official: official_count.to_string(),
+            official: official.count.to_string(),
             reader: reads.count.to_string(),
         });
     }
-    Ok(out)
+    out
+}
+
+/// [`ask_official`] for the keys of one capture, then [`judge_reads`].
+pub fn compare_with_official(
+    official: &mut dyn OfficialStore,
+    features: &Features,
+    scope: &Scope,
+    reads: &ReaderReads,
+    getters: &[ValueType],
+) -> Result<Vec<Mismatch>> {
+    let answers = ask_official(official, features, [reads], getters)?;
+    Ok(judge_reads(&answers, scope, reads, getters))
 }
 
 #[cfg(test)]
