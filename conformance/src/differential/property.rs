@@ -16,6 +16,7 @@ use crate::differential::workload::{
 use crate::sides::official::OfficialLib;
 use crate::sides::view::ReaderFactory;
 use crate::vocab::kind::StoreKind;
+use crate::vocab::merge::Merge;
 
 /// Default number of cases per (version, kind) when `PROPTEST_CASES` is not set.
 pub const DEFAULT_CASES: u32 = 12;
@@ -237,7 +238,7 @@ fn check_steps(
                 {
                     let mut t = totals.lock().unwrap_or_else(|p| p.into_inner());
                     t.0 += 1;
-                    t.1.merge(&outcome.stats);
+                    t.1.absorb(outcome.stats);
                 }
                 if let Some(first) = outcome.divergences.first() {
                     let mut d = divergent.lock().unwrap_or_else(|p| p.into_inner());

@@ -2,6 +2,8 @@
 
 use mmkv_reader::ReloadStats;
 
+use crate::vocab::merge::merge_fields;
+
 /// Counters of one run (what ran: the report and the tests print them).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RunStats {
@@ -45,27 +47,8 @@ impl ReloadCounts {
         self.partial += s.partial;
         self.failed += s.failed;
     }
-
-    /// Sums two counters.
-    pub fn merge(&mut self, o: &ReloadCounts) {
-        self.full += o.full;
-        self.partial += o.partial;
-        self.failed += o.failed;
-    }
 }
 
-impl RunStats {
-    /// Adds another run's counters.
-    pub fn merge(&mut self, o: &RunStats) {
-        self.ops += o.ops;
-        self.unsupported_ops += o.unsupported_ops;
-        self.rejected_sets += o.rejected_sets;
-        self.checks += o.checks;
-        self.keys_compared += o.keys_compared;
-        self.reads_compared += o.reads_compared;
-        self.expire_checked += o.expire_checked;
-        self.long_lived.merge(&o.long_lived);
-        self.long_lived_replaced += o.long_lived_replaced;
-        self.version_switches += o.version_switches;
-    }
-}
+merge_fields!(ReloadCounts: full, partial, failed);
+merge_fields!(RunStats: ops, unsupported_ops, rejected_sets, checks, keys_compared,
+    reads_compared, expire_checked, long_lived, long_lived_replaced, version_switches);

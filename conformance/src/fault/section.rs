@@ -8,6 +8,7 @@ use std::fmt::{Display, Write as _};
 use serde::{Deserialize, Serialize};
 
 use crate::fault::summary::Summary;
+use crate::vocab::merge::merge_fields;
 
 /// What a fault-suite run judged.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -35,6 +36,10 @@ pub struct FaultSection {
     pub seconds: f64,
 }
 
+// The seed stays the first section's.
+merge_fields!(FaultSection: states, writer_runs, killed_runs, per_version, verdicts,
+    verdicts_per_version, disagreements, upstream, seconds);
+
 impl FaultSection {
     /// The section of a suite run with `seed`.
     pub fn of(summary: &Summary, seed: u64) -> FaultSection {
@@ -60,24 +65,6 @@ impl FaultSection {
     /// Passed: some state was judged and none disagrees.
     pub fn passed(&self) -> bool {
         self.states > 0 && self.disagreements.is_empty()
-    }
-
-    /// The sections of several runs (report shards) as one; `None` when there is none.
-    pub fn merge(sections: impl IntoIterator<Item = FaultSection>) -> Option<FaultSection> {
-        sections.into_iter().reduce(|mut m, s| {
-            m.states += s.states;
-            m.writer_runs += s.writer_runs;
-            m.killed_runs += s.killed_runs;
-            add_counts(&mut m.per_version, s.per_version);
-            add_counts(&mut m.verdicts, s.verdicts);
-            for (tag, per) in s.verdicts_per_version {
-                add_counts(m.verdicts_per_version.entry(tag).or_default(), per);
-            }
-            m.disagreements.extend(s.disagreements);
-            m.upstream.extend(s.upstream);
-            m.seconds += s.seconds;
-            m
-        })
     }
 
     /// For the report's summary line: `1000 fault state(s), 0 disagreeing, 0 upstream finding(s)`.
@@ -113,13 +100,6 @@ impl FaultSection {
 }
 
 // What this section and the power-loss suite's (`powerloss::section`) have in common.
-
-/// Adds the counts of `b` to those of `a`.
-pub fn add_counts(a: &mut BTreeMap<String, u64>, b: BTreeMap<String, u64>) {
-    for (k, n) in b {
-        *a.entry(k).or_insert(0) += n;
-    }
-}
 
 /// Counts on one line: `v2.4.2: 10, v2.4.1: 3`.
 pub fn counts_line(m: &BTreeMap<String, u64>) -> String {
@@ -163,6 +143,7 @@ pub fn findings_text(out: &mut String, upstream: &[String], disagreements: &[Str
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocab::merge::Merge;
 
     fn section(states: u64, disagreements: &[&str]) -> FaultSection {
         FaultSection {
@@ -187,13 +168,13 @@ mod tests {
 
     #[test]
     fn merge_sums_and_keeps_every_line() {
-        let m = FaultSection::merge([section(10, &[]), section(5, &["#1 x"])]).unwrap();
+        let m = FaultSection::merged([section(10, &[]), section(5, &["#1 x"])]).unwrap();
         assert_eq!(m.states, 15);
         assert_eq!(m.per_version["v2.4.2"], 15);
         assert_eq!(m.verdicts["discard/store agree"], 15);
         assert_eq!(m.disagreements, vec!["#1 x".to_string()]);
         assert!(!m.passed());
-        assert!(FaultSection::merge(Vec::new()).is_none());
+        assert!(FaultSection::merged(Vec::new()).is_none());
         let json = serde_json::to_string(&m).unwrap();
         let back: FaultSection = serde_json::from_str(&json).unwrap();
         assert_eq!(back, m);

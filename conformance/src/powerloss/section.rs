@@ -9,10 +9,11 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::fault::section::{add_counts, counts_line, findings_text, phrase, saved_line};
+use crate::fault::section::{counts_line, findings_text, phrase, saved_line};
 use crate::fault::summary::verdict_key;
 use crate::powerloss::judged::Judged;
 use crate::powerloss::record::Recording;
+use crate::vocab::merge::merge_fields;
 
 /// Upstream-finding and disagreement lines kept at most (the counts are exact).
 const MAX_LINES: usize = 50;
@@ -62,6 +63,11 @@ pub struct PowerlossSection {
     /// Wall-clock seconds (summed over merged sections).
     pub seconds: f64,
 }
+
+// The seed stays the first section's.
+merge_fields!(PowerlossSection: states, recordings, calls, sync_points, per_version, per_kind,
+    verdicts, per_version_verdicts, reader_sources, crc_ahead, data_ahead, torn, old_size,
+    disagreeing, upstream_states, reader_panics, disagreements, upstream, seconds);
 
 impl PowerlossSection {
     /// Counts a recording.
@@ -116,33 +122,6 @@ impl PowerlossSection {
     /// Passed: some state was judged, none disagrees, the reader never panicked.
     pub fn passed(&self) -> bool {
         self.states > 0 && self.disagreeing == 0 && self.reader_panics == 0
-    }
-
-    /// The sections of several runs (report shards) as one; `None` when there is none.
-    pub fn merge(sections: impl IntoIterator<Item = PowerlossSection>) -> Option<PowerlossSection> {
-        sections.into_iter().reduce(|mut m, s| {
-            m.states += s.states;
-            m.recordings += s.recordings;
-            m.calls += s.calls;
-            m.sync_points[0] += s.sync_points[0];
-            m.sync_points[1] += s.sync_points[1];
-            add_counts(&mut m.per_version, s.per_version);
-            add_counts(&mut m.per_kind, s.per_kind);
-            add_counts(&mut m.verdicts, s.verdicts);
-            add_counts(&mut m.per_version_verdicts, s.per_version_verdicts);
-            add_counts(&mut m.reader_sources, s.reader_sources);
-            m.crc_ahead += s.crc_ahead;
-            m.data_ahead += s.data_ahead;
-            m.torn += s.torn;
-            m.old_size += s.old_size;
-            m.disagreeing += s.disagreeing;
-            m.upstream_states += s.upstream_states;
-            m.reader_panics += s.reader_panics;
-            m.disagreements.extend(s.disagreements);
-            m.upstream.extend(s.upstream);
-            m.seconds += s.seconds;
-            m
-        })
     }
 
     /// For the report's summary line.
@@ -204,6 +183,7 @@ impl PowerlossSection {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocab::merge::Merge;
 
     fn section(states: u64, disagreeing: u64) -> PowerlossSection {
         PowerlossSection {
@@ -229,7 +209,7 @@ mod tests {
             ..section(5, 0)
         };
         assert!(!panicked.passed());
-        let m = PowerlossSection::merge([section(5, 0), section(7, 1)]).unwrap();
+        let m = PowerlossSection::merged([section(5, 0), section(7, 1)]).unwrap();
         assert_eq!(
             (m.states, m.disagreeing, m.crc_ahead, m.recordings),
             (12, 1, 4, 2)
@@ -240,6 +220,6 @@ mod tests {
         let back: PowerlossSection =
             serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
         assert_eq!(back, m);
-        assert!(PowerlossSection::merge(Vec::new()).is_none());
+        assert!(PowerlossSection::merged(Vec::new()).is_none());
     }
 }

@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::sides::official::OfficialLib;
 use crate::sides::view::ReaderFactory;
 use crate::vocab::kind::StoreKind;
+use crate::vocab::merge::Merge;
 use crate::writer::child::{run_watched, ChildExe};
 
 /// The heartbeat line the child prints before each workload.
@@ -108,7 +109,7 @@ impl CellResult {
                 divergence_example,
             } => {
                 self.workloads += u64::from(cases);
-                self.stats.merge(&stats);
+                self.stats.absorb(stats);
                 if divergent_cases > 0 {
                     self.notes.push(format!(
                         "{what}: in {divergent_cases} of {cases} cases an accepted upstream \
@@ -164,7 +165,7 @@ pub fn run_cell(
         match run_workload(lib, kind, &repro.workload, reader) {
             Ok(outcome) if outcome.passed() => {
                 out.workloads += 1;
-                out.stats.merge(&outcome.stats);
+                out.stats.absorb(outcome.stats);
             }
             Ok(outcome) => {
                 let saved = match save_failure(&failures_root(), &repro, &outcome) {

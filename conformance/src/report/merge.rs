@@ -6,6 +6,7 @@ use std::path::Path;
 use mmkv_sys::versions::Tag;
 
 use crate::report::{Cell, Report, Row, Source};
+use crate::vocab::merge::Merge;
 
 fn source_rank(s: Source) -> u8 {
     match s {
@@ -30,16 +31,11 @@ fn cell_rank(c: Cell) -> u8 {
 /// per cell the worst verdict among those rows (a `FAIL` on one architecture fails the cell).
 pub fn merge(reports: Vec<Report>) -> Report {
     let mut by_tag: BTreeMap<String, Vec<Row>> = BTreeMap::new();
-    let faults =
-        crate::fault::section::FaultSection::merge(reports.iter().filter_map(|r| r.faults.clone()));
-    let powerloss = crate::powerloss::section::PowerlossSection::merge(
-        reports.iter().filter_map(|r| r.powerloss.clone()),
-    );
+    let faults = Merge::merged(reports.iter().filter_map(|r| r.faults.clone()));
+    let powerloss = Merge::merged(reports.iter().filter_map(|r| r.powerloss.clone()));
     let mut exceptions_used: BTreeMap<String, u64> = BTreeMap::new();
     for report in reports {
-        for (row, n) in report.exceptions_used {
-            *exceptions_used.entry(row).or_default() += n;
-        }
+        exceptions_used.absorb(report.exceptions_used);
         for row in report.versions {
             by_tag.entry(row.tag.clone()).or_default().push(row);
         }

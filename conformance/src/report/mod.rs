@@ -27,6 +27,7 @@ use crate::fault::section::FaultSection;
 use crate::powerloss::section::PowerlossSection;
 use crate::report::cell::CellResult;
 use crate::vocab::kind::StoreKind;
+use crate::vocab::merge::{merge_fields, Merge};
 
 /// One cell of the report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -133,17 +134,10 @@ impl RowCounts {
         self.partial_reloads += s.long_lived.partial;
         self.full_reloads += s.long_lived.full;
     }
-
-    pub(crate) fn add(&mut self, o: &RowCounts) {
-        self.workloads += o.workloads;
-        self.ops += o.ops;
-        self.keys_compared += o.keys_compared;
-        self.reads_compared += o.reads_compared;
-        self.partial_reloads += o.partial_reloads;
-        self.full_reloads += o.full_reloads;
-        self.corpus_stores += o.corpus_stores;
-    }
 }
+
+merge_fields!(RowCounts: workloads, ops, keys_compared, reads_compared, partial_reloads,
+    full_reloads, corpus_stores);
 
 fn kinds_in_column_order<S: serde::Serializer>(
     kinds: &BTreeMap<String, Cell>,
@@ -191,9 +185,7 @@ impl Report {
     pub fn count_exception_uses(&mut self, parent: BTreeMap<String, u64>) {
         self.exceptions_used = parent;
         for cell in self.versions.iter().flat_map(|r| r.cells.values()) {
-            for (row, n) in &cell.exceptions_used {
-                *self.exceptions_used.entry(row.clone()).or_default() += n;
-            }
+            self.exceptions_used.absorb(cell.exceptions_used.clone());
         }
     }
 
@@ -224,7 +216,7 @@ impl Report {
     pub fn totals(&self) -> RowCounts {
         let mut t = RowCounts::default();
         for r in &self.versions {
-            t.add(&r.ran);
+            t.absorb(r.ran);
         }
         t
     }

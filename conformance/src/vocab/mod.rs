@@ -4,6 +4,7 @@
 //! - [`test_clock`]: one controllable clock for the official library and the reader;
 //! - [`kind`]: store kinds (report columns) and version features;
 //! - [`value`]: values and value types;
+//! - [`merge`]: counters that add up (runs, cells, report shards);
 //! - [`rng`]: the one seeded generator;
 //! - [`names`]: the writers' key names and store id;
 //! - [`pool`]: work items on a bounded pool of threads, results in order, the progress bar
@@ -11,6 +12,7 @@
 
 pub mod clock;
 pub mod kind;
+pub mod merge;
 pub mod names;
 pub mod pool;
 pub mod rng;
