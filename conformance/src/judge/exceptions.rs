@@ -16,73 +16,45 @@ use mmkv_sys::versions::Tag;
 
 use crate::vocab::kind::{ModeKind, StoreKind};
 
-/// A class of difference the comparison can see.
+/// A class of difference the comparison can see. Each is one row of [`TABLE`], whose `why`
+/// tells the upstream cause; [`Difference::describe`] says what differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Difference {
-    /// The official instance's in-memory state disagreed with what the official library reads
-    /// back from its own files (after close and reopen), and the reader agreed with the files.
+    /// The official in-memory state differs from what it reads back from its files.
     OfficialMemoryVsFiles,
-    /// The official key set changed across close/reopen: the library cannot read back its own
-    /// files, so there is no trustworthy reference for the reader.
+    /// The official key set changes across close/reopen.
     OfficialLostOwnFiles,
-    /// After a load from its files the official key set differs from the files' in exactly
-    /// keys whose last record the v1.2.0–v1.2.2 encrypted loader can misjudge
-    /// ([`crypt_loader_v1_2_0_keeps`]): removed keys listed again, or live keys with a small
-    /// value missing. The reader agrees with the files.
+    /// After a load, the official key set differs from the files' in exactly keys the
+    /// v1.2.0–v1.2.2 encrypted loader misjudges ([`crypt_loader_v1_2_0_keeps`]).
     OfficialMisloadsInlineRecords,
-    /// The reopened official instance does not return the value last written for a key (its
-    /// getter of the written type returns something else or nothing), and the reader returns
-    /// exactly that value: the library cannot read back its own write.
+    /// The reopened official does not return its last write of a key; the reader does.
     OfficialMisreadsOwnWrite,
-    /// The official key set changed across close/reopen after v1.2.0 rewrote a file a
-    /// version without the 4-byte item-size holder (v1.1.x) had written: its full write-back
-    /// wrote the holder over the first record before moving it
-    /// ([`writeback_v1_2_0_clobbered`]), so the files no longer hold what the instance has.
+    /// v1.2.0's full write-back of a v1.1.x file overwrote its first record
+    /// ([`writeback_v1_2_0_clobbered`]).
     OfficialWriteBackClobbersFirstRecord,
-    /// `reKey` to another key (or to/from no key) reported success on a non-empty store but
-    /// left both files byte-for-byte unchanged: they still hold the content under the old key
-    /// while the official instance now uses the new one, so neither it nor a reader given the
-    /// new key can read them.
+    /// A key-changing `reKey` of a non-empty store succeeded but left both files unchanged.
     OfficialRekeyNotWritten,
-    /// `reKey` with the AES-128 key the store already uses, given in a form the library keeps
-    /// only truncated (longer than 16 bytes, or with a NUL), reported success on a non-empty
-    /// store and left both files unchanged; the official instance restarted its cipher stream,
-    /// so what it appends next does not decrypt under the file's IV.
+    /// `reKey` to the store's own AES-128 key in a truncated form left the files unchanged
+    /// but restarted the official cipher stream.
     OfficialRekeyRestartsCipher,
-    /// While a multi-process official writer runs, a reader that takes the shared lock on the
-    /// meta file observes a state no prefix of the writer's operations explains, or a reload
-    /// fails: the writer no longer holds the lock it believes it holds. The state after the
-    /// writer exits is exact.
+    /// Readers of a live multi-process writer see states no prefix of its operations
+    /// explains (it no longer holds the lock it believes it holds).
     WriterLosesProcessLock,
-    /// A scalar getter returns its default value where the reader reports no value.
+    /// A scalar getter returns its default where the reader reports no value.
     DefaultForAbsentScalar,
     /// `getBytes` returns an empty buffer where the reader reports no value.
     EmptyForAbsentBytes,
-    /// Fault suite: the official library maps both files page by page and, on open, extends
-    /// a missing or short file with zeros to a whole page (`MemoryFile::reloadFromFile` →
-    /// `truncate`), so a missing or truncated meta file reads as zero-filled fields. `mmkv
-    /// dump` (the region locator's `parse_meta`) does the same; `Store` refuses such a meta
-    /// file (`MetaMissing` / `MetaTooShort`): it keeps the meta file memory-mapped for its
-    /// check-on-read and needs every field there.
+    /// Fault suite: a missing or short meta file reads as zero-filled (official, `mmkv
+    /// dump`); `Store` refuses it (`MetaMissing` / `MetaTooShort`).
     ZeroFill,
-    /// Fault suite: with key expiration on, a record whose value is exactly the 4-byte expire
-    /// suffix (an empty payload, which the official writer never produces) is listed by the
-    /// official `allKeys()` but its `containsKey()` is false and every getter reports no
-    /// value; the harness counts a key as visible when `allKeys` lists it and `containsKey`
-    /// keeps it, while the reader lists it (its getters also report no value).
+    /// Fault suite: an expiring store's value that is only the expire suffix: `allKeys`
+    /// lists the key, `containsKey` does not; the reader lists it.
     EmptyPayloadKey,
-    /// Fault suite: a meta file of version 6 (never written by an official writer; here from
-    /// a flipped bit of a version-4 meta). v1.3.0-v2.3.0 call versions of 6 and more
-    /// "specious" and read them as version 3 with no flags; v2.4.0 added
-    /// `MMKVVersionPreserved = 5`, so from v2.4.0 a version-6 meta keeps its flags. The
-    /// reader, which does not know the writer's version, follows the newest loader
-    /// (`mmkv_reader::meta::VERSION_HOLDER`).
+    /// Fault suite: meta version 6, read as version 3 without flags by v1.3.0–v2.3.0; the
+    /// reader follows the newest loader (`mmkv_reader::meta::VERSION_HOLDER`).
     SpeciousMetaV6,
-    /// Fault suite: an encrypted store's value longer than 256 bytes (kept encrypted in the
-    /// file and decrypted on each read from a saved AES-CFB state) behind a key-length or
-    /// value-length varint longer than needed: `CodedInputDataCrypt::readData` rolls the
-    /// state back by the *minimal* widths of the two varints, not by the bytes it read, so
-    /// the value decrypts to garbage. No official writer writes a non-minimal varint.
+    /// Fault suite: an encrypted value over 256 bytes behind a non-minimal length varint,
+    /// which `CodedInputDataCrypt::readData` decrypts wrong.
     CryptOverlongLength,
 }
 
@@ -460,6 +432,7 @@ mod tests {
 
     /// (difference, tag, encrypted, multi-process, accepted?): each listed upstream bug is
     /// accepted in exactly its versions and configurations, and nowhere next to them.
+    #[rustfmt::skip]
     const SCOPES: &[(Difference, &str, bool, bool, bool)] = &[
         // MMKV#1351: v1.3.3-v1.3.7, encrypted, single-process.
         (D::OfficialMemoryVsFiles, "v1.3.3", true, false, true),
@@ -470,77 +443,23 @@ mod tests {
         (D::OfficialMemoryVsFiles, "v1.3.5", true, true, false),
         (D::OfficialLostOwnFiles, "v2.0.0", true, false, false),
         // The encrypted loader misjudging inline records: v1.2.0-v1.2.2, encrypted.
-        (
-            D::OfficialMisloadsInlineRecords,
-            "v1.2.0",
-            true,
-            false,
-            true,
-        ),
+        (D::OfficialMisloadsInlineRecords, "v1.2.0", true, false, true),
         (D::OfficialMisloadsInlineRecords, "v1.2.2", true, true, true),
-        (
-            D::OfficialMisloadsInlineRecords,
-            "v1.2.3",
-            true,
-            false,
-            false,
-        ),
-        (
-            D::OfficialMisloadsInlineRecords,
-            "v1.1.2",
-            true,
-            false,
-            false,
-        ),
-        (
-            D::OfficialMisloadsInlineRecords,
-            "v1.2.1",
-            false,
-            false,
-            false,
-        ),
+        (D::OfficialMisloadsInlineRecords, "v1.2.3", true, false, false),
+        (D::OfficialMisloadsInlineRecords, "v1.1.2", true, false, false),
+        (D::OfficialMisloadsInlineRecords, "v1.2.1", false, false, false),
         // The write-back over a v1.1.x file: v1.2.0 only, every configuration.
-        (
-            D::OfficialWriteBackClobbersFirstRecord,
-            "v1.2.0",
-            false,
-            false,
-            true,
-        ),
-        (
-            D::OfficialWriteBackClobbersFirstRecord,
-            "v1.2.0",
-            true,
-            true,
-            true,
-        ),
-        (
-            D::OfficialWriteBackClobbersFirstRecord,
-            "v1.2.1",
-            false,
-            false,
-            false,
-        ),
-        (
-            D::OfficialWriteBackClobbersFirstRecord,
-            "v1.1.2",
-            false,
-            false,
-            false,
-        ),
+        (D::OfficialWriteBackClobbersFirstRecord, "v1.2.0", false, false, true),
+        (D::OfficialWriteBackClobbersFirstRecord, "v1.2.0", true, true, true),
+        (D::OfficialWriteBackClobbersFirstRecord, "v1.2.1", false, false, false),
+        (D::OfficialWriteBackClobbersFirstRecord, "v1.1.2", false, false, false),
         // Unwritten reKey: v1.1.0-v1.2.5; the cipher restart: v1.1.x, encrypted.
         (D::OfficialRekeyNotWritten, "v1.1.0", false, false, true),
         (D::OfficialRekeyNotWritten, "v1.2.5", true, true, true),
         (D::OfficialRekeyNotWritten, "v1.2.6", true, false, false),
         (D::OfficialRekeyNotWritten, "v2.4.2", false, false, false),
         (D::OfficialRekeyRestartsCipher, "v1.1.2", true, true, true),
-        (
-            D::OfficialRekeyRestartsCipher,
-            "v1.1.0",
-            false,
-            false,
-            false,
-        ),
+        (D::OfficialRekeyRestartsCipher, "v1.1.0", false, false, false),
         (D::OfficialRekeyRestartsCipher, "v1.2.0", true, false, false),
         // The writer's process lock on a closed meta descriptor: v1.2.16-v1.3.0, multi-process.
         (D::WriterLosesProcessLock, "v1.2.16", false, true, true),
