@@ -8,7 +8,7 @@ use std::path::Path;
 
 use conformance::fault::reads::{read_reader, ReaderOutcome};
 use conformance::fault::section::FaultSection;
-use conformance::fault::suite::{judge_state, run_suite, SuiteConfig};
+use conformance::fault::suite::{judge_state, run_suite, SuiteConfig, Target};
 use conformance::judge::exceptions::TABLE;
 use conformance::judge::state::Verdict;
 use conformance::vocab::STORE_ID;
@@ -183,9 +183,6 @@ fn differential_fuzz_findings_stay_explained() {
         eprintln!("official {tag} not built: the fuzz findings cannot be replayed");
         return;
     }
-    let lib = conformance::sides::sys::SysLib::load(tag).unwrap();
-    let features = conformance::sides::official::OfficialLib::features(&lib);
-    let can_recover = lib.official().capabilities().error_strategy;
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/regressions/differential");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -210,17 +207,8 @@ fn differential_fuzz_findings_stay_explained() {
         std::fs::create_dir_all(&state).unwrap();
         std::fs::write(state.join(STORE_ID), data).unwrap();
         std::fs::write(state.join(format!("{STORE_ID}.crc")), meta).unwrap();
-        let verdicts = judge_state(
-            &exe,
-            tag,
-            can_recover,
-            &features,
-            kind,
-            read_reader,
-            &state,
-            work.path(),
-        )
-        .unwrap();
+        let target = Target::load(tag, kind).unwrap();
+        let verdicts = judge_state(&exe, &target, read_reader, &state, work.path()).unwrap();
         for (s, p, v) in &verdicts {
             assert!(
                 !matches!(v, Verdict::Disagree(_)),

@@ -16,7 +16,7 @@ use crate::judge::exceptions::Scope;
 use crate::judge::recognise::copy_store;
 use crate::judge::state::{judge_outcomes, Verdict};
 use crate::sides::official::OfficialLib;
-use crate::sides::sys::SysLib;
+use crate::sides::sys::{built_tags, SysLib};
 use crate::vocab::kind::{Features, StoreKind};
 use crate::vocab::pool::{default_jobs, run_in_order};
 use crate::vocab::{SplitMix, STORE_ID};
@@ -54,10 +54,7 @@ impl SuiteConfig {
     pub fn new(exe: ChildExe, states: usize) -> SuiteConfig {
         SuiteConfig {
             exe,
-            tags: mmkv_sys::built_versions()
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
+            tags: built_tags(),
             states,
             seed: 1,
             ops: 120,
@@ -88,27 +85,93 @@ fn region_len(dir: &Path) -> (u64, u64) {
     (data.len() as u64, u64::from(size))
 }
 
-/// Verdicts per strategy and reader path on the store in `dir`, as official `tag` (which
-/// has the `OnErrorRecover` handler when `can_recover`) reads it: the official reads run in
-/// one child process on copies made under `scratch`; the reader paths are `reader`
-/// (`Store`) and [`read_dump`].
-#[allow(clippy::too_many_arguments)]
+/// A version and store kind under test (of the fault and power-loss suites).
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The official version.
+    pub tag: String,
+    /// It has the `OnErrorRecover` handler.
+    pub can_recover: bool,
+    /// Its features.
+    pub features: Features,
+    /// The store kind.
+    pub kind: StoreKind,
+}
+
+impl Target {
+    /// Official `tag` (loaded for its features) with stores of `kind`.
+    pub fn load(tag: &str, kind: StoreKind) -> Result<Target> {
+        let lib = SysLib::load(tag)?;
+        Ok(Target {
+            tag: tag.to_string(),
+            can_recover: lib.official().capabilities().error_strategy,
+            features: lib.features(),
+            kind,
+        })
+    }
+
+    /// The error strategies it has: discard, and recover when it can.
+    pub fn strategies(&self) -> Vec<ErrorStrategy> {
+        let mut s = vec![ErrorStrategy::Discard];
+        if self.can_recover {
+            s.push(ErrorStrategy::Recover);
+        }
+        s
+    }
+
+    /// The exceptions table's scope of its stores.
+    pub fn scope(&self) -> Result<Scope> {
+        Scope::of_kind(&self.tag, self.kind)
+            .ok_or_else(|| Error::Other(format!("{}: not a vMAJOR.MINOR.PATCH tag", self.tag)))
+    }
+}
+
+/// The targets of `tags` × the `kinds` each version has, interleaved so that consecutive
+/// writer runs go to different versions. With `cycle`, a version with fewer kinds starts
+/// its kinds over in later rounds (the fault suite); without, it sits them out.
+pub fn targets(tags: &[String], kinds: &[StoreKind], cycle: bool) -> Result<Vec<Target>> {
+    let mut per_tag = Vec::new();
+    for tag in tags {
+        let t = Target::load(tag, StoreKind::Plain)?;
+        let kinds: Vec<StoreKind> = kinds
+            .iter()
+            .copied()
+            .filter(|k| k.supported_by(&t.features))
+            .collect();
+        per_tag.push((t, kinds));
+    }
+    let rounds = per_tag.iter().map(|t| t.1.len()).max().unwrap_or(0);
+    let mut out = Vec::new();
+    for round in 0..rounds {
+        for (t, kinds) in &per_tag {
+            let kind = if cycle {
+                kinds.get(round % kinds.len())
+            } else {
+                kinds.get(round)
+            };
+            if let Some(&kind) = kind {
+                out.push(Target { kind, ..t.clone() });
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::Other("no official version built".into()));
+    }
+    Ok(out)
+}
+
+/// Verdicts per strategy and reader path on the store in `dir`, as `target` reads it: the
+/// official reads run in one child process on copies made under `scratch`; the reader paths
+/// are `reader` (`Store`) and [`read_dump`].
 pub fn judge_state(
     exe: &ChildExe,
-    tag: &str,
-    can_recover: bool,
-    features: &Features,
-    kind: StoreKind,
+    target: &Target,
     reader: ReaderFn,
     dir: &Path,
     scratch: &Path,
 ) -> Result<Vec<(ErrorStrategy, ReaderPath, Verdict)>> {
-    let scope = Scope::of_kind(tag, kind)
-        .ok_or_else(|| Error::Other(format!("{tag}: not a vMAJOR.MINOR.PATCH tag")))?;
-    let mut strategies = vec![ErrorStrategy::Discard];
-    if can_recover {
-        strategies.push(ErrorStrategy::Recover);
-    }
+    let scope = target.scope()?;
+    let strategies = target.strategies();
     let mut dirs = Vec::new();
     for s in &strategies {
         let d = scratch.join(format!("official-{}", strategy_name(*s)));
@@ -121,49 +184,14 @@ pub fn judge_state(
         .copied()
         .zip(dirs.iter().map(|d| d.as_path()))
         .collect();
-    let outcomes = spawn_reads(exe, tag, kind, &runs)?;
+    let outcomes = spawn_reads(exe, &target.tag, target.kind, &runs)?;
     for d in &dirs {
         let _ = std::fs::remove_dir_all(d);
     }
     let judged: Vec<(ErrorStrategy, OfficialOutcome)> =
         strategies.into_iter().zip(outcomes).collect();
+    let (features, kind) = (&target.features, target.kind);
     judge_outcomes(features, &scope, kind, reader, dir, &judged, scratch)
-}
-
-/// A version and store kind the writer runs go to: (tag, recover supported, features, kind).
-type Target = (String, bool, Features, StoreKind);
-
-/// The targets in the order writer runs take them, interleaved so that consecutive writer
-/// runs go to different versions: every version is reached within the first runs.
-fn targets(tags: &[String]) -> Result<Vec<Target>> {
-    let mut per_tag = Vec::new();
-    for tag in tags {
-        let lib = SysLib::load(tag)?;
-        let features = lib.features();
-        let kinds: Vec<StoreKind> = StoreKind::ALL
-            .into_iter()
-            .filter(|k| k.supported_by(&features))
-            .collect();
-        per_tag.push((
-            tag.clone(),
-            lib.official().capabilities().error_strategy,
-            features,
-            kinds,
-        ));
-    }
-    let rounds = per_tag.iter().map(|t| t.3.len()).max().unwrap_or(0);
-    let mut libs = Vec::new();
-    for round in 0..rounds {
-        for (tag, rec, features, kinds) in &per_tag {
-            libs.push((tag.clone(), *rec, *features, kinds[round % kinds.len()]));
-        }
-    }
-    if libs.is_empty() {
-        return Err(Error::Other(
-            "fault suite: no official version built".into(),
-        ));
-    }
-    Ok(libs)
 }
 
 /// What one writer run (a base) gave: its states, judged.
@@ -183,8 +211,7 @@ fn run_base(
     n: usize,
     dir: &Path,
 ) -> Result<Base> {
-    let (tag, can_recover, features, kind) = target;
-    let (can_recover, kind) = (*can_recover, *kind);
+    let (tag, kind) = (&target.tag, target.kind);
     let mut rng = SplitMix::stream(cfg.seed, base_no as u64);
     let writer_seed = rng.next_u64();
     let kill = match rng.below(10) {
@@ -213,17 +240,8 @@ fn run_base(
         let sdir = dir.join(format!("state-{index}"));
         copy_store(&base, &sdir)?;
         damage.apply(&sdir, STORE_ID)?;
-        let reader = (cfg.reader)(&sdir, kind, features, ErrorStrategy::Discard);
-        let verdicts = judge_state(
-            &cfg.exe,
-            tag,
-            can_recover,
-            features,
-            kind,
-            cfg.reader,
-            &sdir,
-            dir,
-        )?;
+        let reader = (cfg.reader)(&sdir, kind, &target.features, ErrorStrategy::Discard);
+        let verdicts = judge_state(&cfg.exe, target, cfg.reader, &sdir, dir)?;
         let mut rec = StateRecord {
             index,
             tag: tag.clone(),
@@ -263,7 +281,7 @@ fn run_base(
 /// ([`SplitMix::stream`] of the seed and the base number), and their states are collected in
 /// base order: the result does not depend on `jobs`.
 pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> Result<Summary> {
-    let libs = targets(&cfg.tags)?;
+    let libs = targets(&cfg.tags, &StoreKind::ALL, true)?;
     let work = tempfile::Builder::new()
         .prefix("mmkv-faults")
         .tempdir()

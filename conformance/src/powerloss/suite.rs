@@ -14,16 +14,15 @@ use mmkv_sys::ErrorStrategy;
 use crate::error::{Error, Result};
 use crate::fault::official::{spawn_reads, strategy_name, OfficialOutcome};
 use crate::fault::reads::{read_reader, ReaderFn, ReaderPath};
+use crate::fault::suite::{targets, Target};
 use crate::fault::summary::verdicts_line;
-use crate::judge::exceptions::Scope;
 use crate::judge::state::{judge_outcomes, Verdict};
 use crate::powerloss::judged::{Judged, Verdicts};
 use crate::powerloss::record::{record, Recording};
 use crate::powerloss::section::PowerlossSection;
 use crate::powerloss::states::{base_image, states_at, CrashState};
-use crate::sides::official::OfficialLib;
-use crate::sides::sys::SysLib;
-use crate::vocab::kind::{Features, StoreKind};
+use crate::sides::sys::built_tags;
+use crate::vocab::kind::StoreKind;
 use crate::vocab::pool::{default_jobs, run_in_order, run_ordered};
 use crate::vocab::{SplitMix, STORE_ID};
 use crate::writer::child::ChildExe;
@@ -82,10 +81,7 @@ impl PowerlossConfig {
     pub fn new(exe: ChildExe, states: usize) -> PowerlossConfig {
         PowerlossConfig {
             exe,
-            tags: mmkv_sys::built_versions()
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
+            tags: built_tags(),
             kinds: KINDS.to_vec(),
             states,
             seed: 1,
@@ -99,25 +95,6 @@ impl PowerlossConfig {
             stop_at_disagreement: false,
             jobs: default_jobs(),
         }
-    }
-}
-
-/// A version and store kind under test.
-#[derive(Debug, Clone)]
-struct Target {
-    tag: String,
-    can_recover: bool,
-    features: Features,
-    kind: StoreKind,
-}
-
-impl Target {
-    fn strategies(&self) -> Vec<ErrorStrategy> {
-        let mut s = vec![ErrorStrategy::Discard];
-        if self.can_recover {
-            s.push(ErrorStrategy::Recover);
-        }
-        s
     }
 }
 
@@ -197,8 +174,7 @@ fn judge_dir(
     official: &[(ErrorStrategy, OfficialOutcome)],
     scratch: &Path,
 ) -> Result<(Verdicts, bool)> {
-    let scope = Scope::of_kind(&target.tag, target.kind)
-        .ok_or_else(|| Error::Other(format!("{}: not a vMAJOR.MINOR.PATCH tag", target.tag)))?;
+    let scope = target.scope()?;
     let judged = std::panic::catch_unwind(AssertUnwindSafe(|| {
         judge_outcomes(
             &target.features,
@@ -365,7 +341,7 @@ pub fn replay(cfg: &PowerlossConfig, folder: &Path) -> Result<Verdicts> {
     let kind: StoreKind = kind
         .parse()
         .map_err(|e| Error::Other(format!("{}: kind {kind}: {e}", t.display())))?;
-    let target = target(tag, kind)?;
+    let target = Target::load(tag, kind)?;
     let state = folder.join("state");
     let data = state.join(STORE_ID);
     let files = [
@@ -384,7 +360,7 @@ pub fn judge_files(
     files: &[Vec<u8>; 2],
 ) -> Result<Verdicts> {
     let work = scratch()?;
-    Ok(judge_one(cfg, &target(tag, kind)?, files, work.path())?.0)
+    Ok(judge_one(cfg, &Target::load(tag, kind)?, files, work.path())?.0)
 }
 
 fn scratch() -> Result<tempfile::TempDir> {
@@ -392,16 +368,6 @@ fn scratch() -> Result<tempfile::TempDir> {
         .prefix("mmkv-powerloss")
         .tempdir()
         .map_err(|e| Error::io(std::env::temp_dir(), e))
-}
-
-fn target(tag: &str, kind: StoreKind) -> Result<Target> {
-    let lib = SysLib::load(tag)?;
-    Ok(Target {
-        tag: tag.to_string(),
-        can_recover: lib.official().capabilities().error_strategy,
-        features: lib.features(),
-        kind,
-    })
 }
 
 /// The distinct crash states of a recording (at most `max`, chosen at random), in crash-point
@@ -548,32 +514,7 @@ pub fn run_powerloss(
     mut progress: impl FnMut(&Judged),
 ) -> Result<PowerlossSection> {
     let started = std::time::Instant::now();
-    let mut per_tag = Vec::new();
-    for tag in &cfg.tags {
-        let t = target(tag, StoreKind::Plain)?;
-        let kinds: Vec<StoreKind> = cfg
-            .kinds
-            .iter()
-            .copied()
-            .filter(|k| k.supported_by(&t.features))
-            .collect();
-        per_tag.push((t, kinds));
-    }
-    // Interleaved so that consecutive recordings go to different versions.
-    let rounds = per_tag.iter().map(|t| t.1.len()).max().unwrap_or(0);
-    let mut targets = Vec::new();
-    for round in 0..rounds {
-        for (t, kinds) in &per_tag {
-            if let Some(&kind) = kinds.get(round) {
-                targets.push(Target { kind, ..t.clone() });
-            }
-        }
-    }
-    if targets.is_empty() {
-        return Err(Error::Other(
-            "power-loss suite: no official version built".into(),
-        ));
-    }
+    let targets = targets(&cfg.tags, &cfg.kinds, false)?;
     // Small runs over many versions spread over as many recordings as there are targets.
     let per_recording = cfg
         .per_recording

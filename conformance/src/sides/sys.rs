@@ -15,6 +15,11 @@ pub fn built_versions() -> &'static [&'static str] {
     mmkv_sys::built_versions()
 }
 
+/// [`built_versions`] as owned tags (the suites' default).
+pub fn built_tags() -> Vec<String> {
+    built_versions().iter().map(|s| s.to_string()).collect()
+}
+
 /// One loaded official version.
 #[derive(Debug, Clone)]
 pub struct SysLib {
