@@ -201,11 +201,12 @@ fn emit(report: &Report, output: &Output, live_lines: &[String]) -> conformance:
     if strict && unbuilt > 0 {
         eprintln!("{REQUIRE_ALL_VAR}=1: {unbuilt} unbuilt version(s) count as failures");
     }
-    Ok(if report.passed(strict) {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(status(report.passed(strict)))
+}
+
+/// 0 when it passed, 1 otherwise.
+fn status(passed: bool) -> ExitCode {
+    ExitCode::from(u8::from(!passed))
 }
 
 fn main() -> ExitCode {
@@ -308,11 +309,7 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
                     }
                 }
             }
-            Ok(if ok {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
+            Ok(status(ok))
         }
         Command::Cell { spec, running } => {
             let spec: CellSpec = serde_json::from_str(&spec)
@@ -337,11 +334,7 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
                 "{RESULT_PREFIX}{}",
                 serde_json::to_string(&result).unwrap_or_default()
             );
-            Ok(if result.passed {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
+            Ok(status(result.passed))
         }
         Command::Faults {
             command: FaultsCommand::Fault(command),

@@ -404,9 +404,21 @@ fn byte_strings(max: usize) -> impl Strategy<Value = Vec<Vec<u8>>> {
         })
 }
 
+/// Items of a generated vector: fewer than this.
+const VEC_MAX: usize = 6;
+
+/// Vectors of `item`s as `value`.
+fn vec<T: std::fmt::Debug + 'static>(
+    item: impl Strategy<Value = T> + 'static,
+    value: fn(Vec<T>) -> Value,
+) -> BoxedStrategy<Value> {
+    prop::collection::vec(item, 0..VEC_MAX)
+        .prop_map(value)
+        .boxed()
+}
+
 /// Values of every type the version supports (typed vectors only with `typed_vectors`).
 pub fn value_strategy(features: Features, cfg: GenConfig) -> BoxedStrategy<Value> {
-    const V: usize = 6;
     let big = cfg.big_value_weight;
     let mut choices: Vec<(u32, BoxedStrategy<Value>)> = vec![
         (6, any::<bool>().prop_map(Value::Bool).boxed()),
@@ -423,13 +435,11 @@ pub fn value_strategy(features: Features, cfg: GenConfig) -> BoxedStrategy<Value
                 .prop_map(Value::Bytes)
                 .boxed(),
         ),
+        (5, vec(small_string(), Value::Strings)),
         (
-            5,
-            prop::collection::vec(small_string(), 0..V)
-                .prop_map(Value::Strings)
-                .boxed(),
+            2,
+            byte_strings(VEC_MAX).prop_map(Value::ByteStrings).boxed(),
         ),
-        (2, byte_strings(V).prop_map(Value::ByteStrings).boxed()),
     ];
     if big > 0 {
         choices.push((
@@ -440,48 +450,13 @@ pub fn value_strategy(features: Features, cfg: GenConfig) -> BoxedStrategy<Value
     }
     if features.typed_vectors {
         choices.extend([
-            (
-                3,
-                prop::collection::vec(i32_any(), 0..V)
-                    .prop_map(Value::VecI32)
-                    .boxed(),
-            ),
-            (
-                3,
-                prop::collection::vec(u32_any(), 0..V)
-                    .prop_map(Value::VecU32)
-                    .boxed(),
-            ),
-            (
-                3,
-                prop::collection::vec(i64_any(), 0..V)
-                    .prop_map(Value::VecI64)
-                    .boxed(),
-            ),
-            (
-                3,
-                prop::collection::vec(u64_any(), 0..V)
-                    .prop_map(Value::VecU64)
-                    .boxed(),
-            ),
-            (
-                3,
-                prop::collection::vec(f32_any(), 0..V)
-                    .prop_map(Value::VecF32)
-                    .boxed(),
-            ),
-            (
-                3,
-                prop::collection::vec(f64_any(), 0..V)
-                    .prop_map(Value::VecF64)
-                    .boxed(),
-            ),
-            (
-                3,
-                prop::collection::vec(any::<bool>(), 0..V)
-                    .prop_map(Value::VecBool)
-                    .boxed(),
-            ),
+            (3, vec(i32_any(), Value::VecI32)),
+            (3, vec(u32_any(), Value::VecU32)),
+            (3, vec(i64_any(), Value::VecI64)),
+            (3, vec(u64_any(), Value::VecU64)),
+            (3, vec(f32_any(), Value::VecF32)),
+            (3, vec(f64_any(), Value::VecF64)),
+            (3, vec(any::<bool>(), Value::VecBool)),
         ]);
         if big > 0 {
             choices.push((
