@@ -97,16 +97,18 @@ impl Model {
                 checked += 1;
                 let got = got.unwrap_or(0);
                 if !(*lo..=*hi).contains(&got) {
-                    out.push(Mismatch {
-                        key: Some(key.clone()),
-                        what: Compared::ExpireVsWriter,
-                        official: if lo == hi {
-                            lo.to_string()
-                        } else {
-                            format!("{lo}..={hi}")
-                        },
-                        reader: got.to_string(),
-                    });
+                    let want = if lo == hi {
+                        lo.to_string()
+                    } else {
+                        format!("{lo}..={hi}")
+                    };
+                    let what = Compared::ExpireVsWriter;
+                    out.push(Mismatch::new(
+                        Some(key.as_slice()),
+                        what,
+                        want,
+                        got.to_string(),
+                    ));
                 }
             }
         }

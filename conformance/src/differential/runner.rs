@@ -256,12 +256,7 @@ const UNLISTED_MEMORY: &str = "official in-memory state differs from its files; 
                                no listed upstream bug covers this version and configuration";
 
 fn open_error(side: ReaderSide, e: String) -> Mismatch {
-    Mismatch {
-        key: None,
-        what: Compared::Open(side),
-        official: "opened".to_string(),
-        reader: format!("error: {e}"),
-    }
+    Mismatch::new(None, Compared::Open(side), "opened", format!("error: {e}"))
 }
 
 impl<'a> Runner<'a> {
@@ -564,15 +559,12 @@ impl<'a> Runner<'a> {
             // holder-only files alone); later comparisons judge the files as usual.
             return false;
         }
-        let m = Mismatch {
-            key: None,
-            what: Compared::FilesAfterRekey,
-            official: "reKey returned true but left both files unchanged".to_string(),
-            reader: match old {
-                Ok(v) => format!("with the old key: {} key(s)", v.count()),
-                Err(e) => format!("with the old key: error: {e}"),
-            },
+        let reader = match old {
+            Ok(v) => format!("with the old key: {} key(s)", v.count()),
+            Err(e) => format!("with the old key: error: {e}"),
         };
+        let official = "reKey returned true but left both files unchanged";
+        let m = Mismatch::new(None, Compared::FilesAfterRekey, official, reader);
         let stage = format!("{}: reKey", self.lib.tag());
         let difference = if truncated_same {
             Difference::OfficialRekeyRestartsCipher
@@ -828,16 +820,9 @@ impl<'a> Runner<'a> {
         self.reopen_official()?;
         let reopened_keys = official_visible_keys(self.official.as_mut())?;
         if live_keys != reopened_keys {
-            let m = Mismatch {
-                key: None,
-                what: Compared::OfficialKeysAcrossReopen,
-                official: format!(
-                    "live {} / reopened {}",
-                    render_keys(&live_keys),
-                    render_keys(&reopened_keys)
-                ),
-                reader: "n/a".to_string(),
-            };
+            let (was, now) = (render_keys(&live_keys), render_keys(&reopened_keys));
+            let official = format!("live {was} / reopened {now}");
+            let m = Mismatch::new(None, Compared::OfficialKeysAcrossReopen, official, "n/a");
             // A live instance that agreed with the reader, and a reload that differs from the
             // files in exactly keys the v1.2.0-v1.2.2 encrypted loader misjudges.
             let misload = live

@@ -109,6 +109,21 @@ pub struct Mismatch {
 }
 
 impl Mismatch {
+    /// A difference of `what` about `key` (`None`: store-wide).
+    pub fn new(
+        key: Option<&[u8]>,
+        what: Compared,
+        official: impl Into<String>,
+        reader: impl Into<String>,
+    ) -> Mismatch {
+        Mismatch {
+            key: key.map(<[u8]>::to_vec),
+            what,
+            official: official.into(),
+            reader: reader.into(),
+        }
+    }
+
     /// True when this difference concerns only `keys`: one of them, or the key set or count
     /// they change.
     pub fn only_about(&self, keys: &BTreeSet<Vec<u8>>) -> bool {
@@ -145,17 +160,7 @@ fn is_default_scalar(v: &Value) -> bool {
         Value::U64(x) => *x == 0,
         Value::F32(x) => x.to_bits() == 0,
         Value::F64(x) => x.to_bits() == 0,
-        Value::String(_)
-        | Value::Bytes(_)
-        | Value::Strings(_)
-        | Value::ByteStrings(_)
-        | Value::VecI32(_)
-        | Value::VecU32(_)
-        | Value::VecI64(_)
-        | Value::VecU64(_)
-        | Value::VecF32(_)
-        | Value::VecF64(_)
-        | Value::VecBool(_) => false,
+        _ => false,
     }
 }
 
@@ -233,16 +238,12 @@ fn agreeing<T: PartialEq>(
     let (first_name, first) = paths.next()?;
     for (name, other) in paths {
         if other != first {
-            out.push(Mismatch {
-                key: key.map(<[u8]>::to_vec),
-                what: Compared::ReaderForms {
-                    of: Box::new(what.clone()),
-                    first: first_name,
-                    other: name,
-                },
-                official: render(&first),
-                reader: render(&other),
-            });
+            let what = Compared::ReaderForms {
+                of: Box::new(what.clone()),
+                first: first_name,
+                other: name,
+            };
+            out.push(Mismatch::new(key, what, render(&first), render(&other)));
         }
     }
     Some(first)
@@ -471,6 +472,7 @@ pub fn judge_reads(
 ) -> Vec<Mismatch> {
     let mut out = reads.inconsistent.clone();
     for (key, reader_contains, reader_reads) in &reads.per_key {
+        let k = Some(key.as_slice());
         let (official_reads, official_contains, official_vec) = (official.per_key.get(key))
             .expect("the official answers were asked for this capture's keys");
         for ((&ty, official_read), reader_read) in
@@ -481,48 +483,28 @@ pub fn judge_reads(
                     (reads.bytes_vec.get(key), official_vec)
                 {
                     if official_vec != reader_vec {
-                        out.push(Mismatch {
-                            key: Some(key.clone()),
-                            what: Compared::GetBytesVec,
-                            official: format!("{official_vec:?}"),
-                            reader: format!("{reader_vec:?}"),
-                        });
+                        let (o, r) = (format!("{official_vec:?}"), format!("{reader_vec:?}"));
+                        out.push(Mismatch::new(k, Compared::GetBytesVec, o, r));
                     }
                 }
             }
             if !agrees(scope, ty, official_read, reader_read) {
-                out.push(Mismatch {
-                    key: Some(key.clone()),
-                    what: Compared::Get(ty),
-                    official: show(official_read),
-                    reader: show(reader_read),
-                });
+                let (o, r) = (show(official_read), show(reader_read));
+                out.push(Mismatch::new(k, Compared::Get(ty), o, r));
             }
         }
         if official_contains != reader_contains {
-            out.push(Mismatch {
-                key: Some(key.clone()),
-                what: Compared::Contains,
-                official: official_contains.to_string(),
-                reader: reader_contains.to_string(),
-            });
+            let (o, r) = (official_contains.to_string(), reader_contains.to_string());
+            out.push(Mismatch::new(k, Compared::Contains, o, r));
         }
     }
     if official.keys != reads.keys {
-        out.push(Mismatch {
-            key: None,
-            what: Compared::Keys,
-            official: render_keys(&official.keys),
-            reader: render_keys(&reads.keys),
-        });
+        let (o, r) = (render_keys(&official.keys), render_keys(&reads.keys));
+        out.push(Mismatch::new(None, Compared::Keys, o, r));
     }
     if official.count != reads.count {
-        out.push(Mismatch {
-            key: None,
-            what: Compared::Count,
-            official: official.count.to_string(),
-            reader: reads.count.to_string(),
-        });
+        let (o, r) = (official.count.to_string(), reads.count.to_string());
+        out.push(Mismatch::new(None, Compared::Count, o, r));
     }
     out
 }
@@ -547,34 +529,23 @@ mod tests {
     fn relaxation_only_without_has_value_flag() {
         let new = Scope::new("v1.2.13", false, false).unwrap();
         let old = Scope::new("v1.2.12", false, false).unwrap();
-        let zero = Some(Value::I32(0));
-        assert!(!agrees(&new, ValueType::I32, &zero, &None));
-        assert!(agrees(&old, ValueType::I32, &zero, &None));
-        assert!(!agrees(&old, ValueType::I32, &Some(Value::I32(3)), &None));
-        assert!(!agrees(&old, ValueType::I32, &None, &zero));
-        assert!(!agrees(
-            &old,
-            ValueType::F32,
-            &Some(Value::F32(-0.0)),
-            &None
-        ));
-        assert!(agrees(
-            &old,
-            ValueType::Bytes,
-            &Some(Value::Bytes(vec![])),
-            &None
-        ));
-        assert!(!agrees(
-            &new,
-            ValueType::Bytes,
-            &Some(Value::Bytes(vec![])),
-            &None
-        ));
-        assert!(!agrees(
-            &old,
-            ValueType::String,
-            &Some(Value::String(String::new())),
-            &None
-        ));
+        let (i32_0, i32_3) = (Some(Value::I32(0)), Some(Value::I32(3)));
+        let (f32_neg0, no_bytes) = (Some(Value::F32(-0.0)), Some(Value::Bytes(vec![])));
+        let no_string = Some(Value::String(String::new()));
+        use ValueType as T;
+        let cases = [
+            (&new, T::I32, &i32_0, &None, false),
+            (&old, T::I32, &i32_0, &None, true),
+            (&old, T::I32, &i32_3, &None, false),
+            (&old, T::I32, &None, &i32_0, false),
+            (&old, T::F32, &f32_neg0, &None, false),
+            (&old, T::Bytes, &no_bytes, &None, true),
+            (&new, T::Bytes, &no_bytes, &None, false),
+            (&old, T::String, &no_string, &None, false),
+        ];
+        for (scope, ty, official, reader, expected) in cases {
+            let got = agrees(scope, ty, official, reader);
+            assert_eq!(got, expected, "{scope:?} {ty:?} {official:?} {reader:?}");
+        }
     }
 }
