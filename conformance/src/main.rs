@@ -11,6 +11,7 @@ use cli::{Cli, Command, FaultsCommand, JsonTo, Output, ReportRequest, ReportRun}
 use conformance::corpus::golden::check_corpus_dir;
 use conformance::differential::failures::load_repro;
 use conformance::differential::runner::run_repro;
+use conformance::fault::cli::exit_status;
 use conformance::fault::suite::SuiteConfig;
 use conformance::powerloss::suite::PowerlossConfig;
 use conformance::record::{record_corpus, RecordSpec};
@@ -201,12 +202,7 @@ fn emit(report: &Report, output: &Output, live_lines: &[String]) -> conformance:
     if strict && unbuilt > 0 {
         eprintln!("{REQUIRE_ALL_VAR}=1: {unbuilt} unbuilt version(s) count as failures");
     }
-    Ok(status(report.passed(strict)))
-}
-
-/// 0 when it passed, 1 otherwise.
-fn status(passed: bool) -> ExitCode {
-    ExitCode::from(u8::from(!passed))
+    Ok(exit_status(report.passed(strict)))
 }
 
 fn main() -> ExitCode {
@@ -286,14 +282,11 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
             let outcome = run_repro(&libs, &repro, &RealReader::new())?;
             if outcome.passed() {
                 println!("pass: no reader failure (upstream divergences, if any, follow)");
-                if !outcome.divergences.is_empty() {
-                    print!("{}", outcome.diff_text());
-                }
-                Ok(ExitCode::SUCCESS)
-            } else {
-                print!("{}", outcome.diff_text());
-                Ok(ExitCode::from(1))
             }
+            if !outcome.passed() || !outcome.divergences.is_empty() {
+                print!("{}", outcome.diff_text());
+            }
+            Ok(exit_status(outcome.passed()))
         }
         Command::CheckCorpus { dir } => {
             let check = check_corpus_dir(&dir, &RealReader::new())?;
@@ -309,7 +302,7 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
                     }
                 }
             }
-            Ok(status(ok))
+            Ok(exit_status(ok))
         }
         Command::Cell { spec, running } => {
             let spec: CellSpec = serde_json::from_str(&spec)
@@ -334,7 +327,7 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
                 "{RESULT_PREFIX}{}",
                 serde_json::to_string(&result).unwrap_or_default()
             );
-            Ok(status(result.passed))
+            Ok(exit_status(result.passed))
         }
         Command::Faults {
             command: FaultsCommand::Fault(command),

@@ -81,9 +81,34 @@ pub fn run_printing(cfg: &SuiteConfig, verbose: bool) -> Result<FaultSection> {
     Ok(section)
 }
 
+/// 0 when it passed, 1 otherwise (2 is for a run that could not happen).
+pub fn exit_status(passed: bool) -> ExitCode {
+    ExitCode::from(u8::from(!passed))
+}
+
+/// `states`, unless the environment variable `var` holds a number.
+pub fn states_from_env(var: &str, states: usize) -> usize {
+    std::env::var(var)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(states)
+}
+
+/// The value, or exit status `code` after printing the error after `what: `.
+pub fn or_exit<T>(what: &str, code: u8, r: Result<T>) -> std::result::Result<T, ExitCode> {
+    r.map_err(|e| {
+        eprintln!("{what}: {e}");
+        ExitCode::from(code)
+    })
+}
+
 /// Runs one `conformance faults ...` command. `run` exits 1 when a state disagrees without
 /// an exceptions-table entry, 2 when the suite could not run (nothing judged is no pass).
 pub fn main(cmd: FaultsCmd) -> ExitCode {
+    run(cmd).unwrap_or_else(|code| code)
+}
+
+fn run(cmd: FaultsCmd) -> std::result::Result<ExitCode, ExitCode> {
     match cmd {
         FaultsCmd::Run {
             states,
@@ -93,18 +118,8 @@ pub fn main(cmd: FaultsCmd) -> ExitCode {
             jobs,
             verbose,
         } => {
-            let states = std::env::var(STATES_VAR)
-                .ok()
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(states);
-            let exe = match ChildExe::this() {
-                Ok(e) => e,
-                Err(e) => {
-                    eprintln!("faults: {e}");
-                    return ExitCode::from(2);
-                }
-            };
-            let mut cfg = SuiteConfig::new(exe, states);
+            let exe = or_exit("faults", 2, ChildExe::this())?;
+            let mut cfg = SuiteConfig::new(exe, states_from_env(STATES_VAR, states));
             cfg.seed = seed;
             cfg.ops = ops;
             if let Some(n) = jobs {
@@ -113,20 +128,9 @@ pub fn main(cmd: FaultsCmd) -> ExitCode {
             if !tags.is_empty() {
                 cfg.tags = tags;
             }
-            match run_printing(&cfg, verbose) {
-                Ok(s) => {
-                    print!("{}", s.to_text());
-                    if s.passed() {
-                        ExitCode::SUCCESS
-                    } else {
-                        ExitCode::from(1)
-                    }
-                }
-                Err(e) => {
-                    eprintln!("faults: {e}");
-                    ExitCode::from(2)
-                }
-            }
+            let s = or_exit("faults", 2, run_printing(&cfg, verbose))?;
+            print!("{}", s.to_text());
+            Ok(exit_status(s.passed()))
         }
         FaultsCmd::Read {
             tag,
@@ -134,24 +138,16 @@ pub fn main(cmd: FaultsCmd) -> ExitCode {
             discard,
             recover,
         } => {
-            let lib = match SysLib::load(&tag) {
-                Ok(l) => l,
-                Err(e) => {
-                    eprintln!("faults read: {e}");
-                    return ExitCode::from(1);
-                }
-            };
-            let runs: Vec<(ErrorStrategy, &Path)> = discard
+            let lib = or_exit("faults read", 1, SysLib::load(&tag))?;
+            let discard = discard
                 .iter()
-                .map(|d| (ErrorStrategy::Discard, d.as_path()))
-                .chain(
-                    recover
-                        .iter()
-                        .map(|d| (ErrorStrategy::Recover, d.as_path())),
-                )
-                .collect();
+                .map(|d| (ErrorStrategy::Discard, d.as_path()));
+            let recover = recover
+                .iter()
+                .map(|d| (ErrorStrategy::Recover, d.as_path()));
+            let runs: Vec<(ErrorStrategy, &Path)> = discard.chain(recover).collect();
             child_read_main(&lib, kind, &runs);
-            ExitCode::SUCCESS
+            Ok(ExitCode::SUCCESS)
         }
     }
 }

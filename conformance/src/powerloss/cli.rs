@@ -14,6 +14,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use crate::error::Result;
+use crate::fault::cli::{exit_status, or_exit, states_from_env};
 use crate::fault::official::strategy_name;
 use crate::judge::state::Verdict;
 use crate::powerloss::section::PowerlossSection;
@@ -87,18 +88,12 @@ pub fn run_printing(cfg: &PowerlossConfig, verbose: bool) -> Result<PowerlossSec
 
 /// `conformance faults powerloss`: exit 1 on a disagreement, 2 when it could not run.
 pub fn main(args: PowerlossArgs) -> ExitCode {
-    let exe = match ChildExe::this() {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("powerloss: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let states = std::env::var(STATES_VAR)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(args.states);
-    let mut cfg = PowerlossConfig::new(exe, states);
+    run(args).unwrap_or_else(|code| code)
+}
+
+fn run(args: PowerlossArgs) -> std::result::Result<ExitCode, ExitCode> {
+    let exe = or_exit("powerloss", 2, ChildExe::this())?;
+    let mut cfg = PowerlossConfig::new(exe, states_from_env(STATES_VAR, args.states));
     cfg.seed = args.seed;
     cfg.ops = args.ops;
     cfg.per_point = args.per_point.max(1);
@@ -114,44 +109,23 @@ pub fn main(args: PowerlossArgs) -> ExitCode {
         cfg.kinds = args.kinds;
     }
     if let Some(folder) = args.replay {
-        return match replay(&cfg, &folder) {
-            Ok(v) => {
-                let mut bad = false;
-                for (s, p, v) in v {
-                    bad |= matches!(v, Verdict::Disagree(_));
-                    println!("{}/{}: {v}", strategy_name(s), p.name());
-                }
-                if bad {
-                    ExitCode::from(1)
-                } else {
-                    ExitCode::SUCCESS
-                }
-            }
-            Err(e) => {
-                eprintln!("powerloss replay: {e}");
-                ExitCode::from(2)
-            }
-        };
-    }
-    match run_printing(&cfg, args.verbose) {
-        Ok(s) => {
-            print!("{}", s.to_text());
-            if let Some(p) = &args.json {
-                let json = serde_json::to_string_pretty(&s).unwrap_or_default();
-                if let Err(e) = std::fs::write(p, json) {
-                    eprintln!("powerloss: {}: {e}", p.display());
-                    return ExitCode::from(2);
-                }
-            }
-            if s.passed() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            }
+        let verdicts = or_exit("powerloss replay", 2, replay(&cfg, &folder))?;
+        for (s, p, v) in &verdicts {
+            println!("{}/{}: {v}", strategy_name(*s), p.name());
         }
-        Err(e) => {
-            eprintln!("powerloss: {e}");
-            ExitCode::from(2)
+        let bad = verdicts
+            .iter()
+            .any(|(_, _, v)| matches!(v, Verdict::Disagree(_)));
+        return Ok(exit_status(!bad));
+    }
+    let s = or_exit("powerloss", 2, run_printing(&cfg, args.verbose))?;
+    print!("{}", s.to_text());
+    if let Some(p) = &args.json {
+        let json = serde_json::to_string_pretty(&s).unwrap_or_default();
+        if let Err(e) = std::fs::write(p, json) {
+            eprintln!("powerloss: {}: {e}", p.display());
+            return Err(ExitCode::from(2));
         }
     }
+    Ok(exit_status(s.passed()))
 }
