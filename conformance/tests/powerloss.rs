@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use conformance::fault::reads::{read_reader, ReaderFn, ReaderOutcome, Reads};
-use conformance::judge::state::Verdict;
+use conformance::judge::state::disagrees;
 use conformance::powerloss::record::record;
 use conformance::powerloss::suite::{
     judge_files, recording_states, replay, run_powerloss, PowerlossConfig,
@@ -151,10 +151,7 @@ fn crash_states_reach_beyond_sigkill_and_are_judged() {
     for s in [crc_ahead, data_ahead] {
         let v = judge_files(&cfg, &tag, StoreKind::Plain, &s.build(&rec)).unwrap();
         assert_eq!(v.len(), 4, "discard and recover, store and dump: {v:?}");
-        assert!(
-            v.iter().all(|(_, _, v)| !matches!(v, Verdict::Disagree(_))),
-            "{s}: {v:?}"
-        );
+        assert!(!disagrees(&v), "{s}: {v:?}");
     }
 }
 
@@ -225,17 +222,10 @@ fn caught(reader: ReaderFn, what: &str) -> Option<std::path::PathBuf> {
         .unwrap_or_else(|| panic!("not saved: {first}"));
     // The saved state replays: the broken reader still disagrees, the real one does not.
     let again = replay(&cfg, &folder).unwrap();
-    assert!(again
-        .iter()
-        .any(|(_, _, v)| matches!(v, Verdict::Disagree(_))));
+    assert!(disagrees(&again));
     cfg.reader = read_reader;
     let fixed = replay(&cfg, &folder).unwrap();
-    assert!(
-        !fixed
-            .iter()
-            .any(|(_, _, v)| matches!(v, Verdict::Disagree(_))),
-        "{fixed:?}"
-    );
+    assert!(!disagrees(&fixed), "{fixed:?}");
     Some(folder)
 }
 

@@ -10,11 +10,11 @@ use mmkv_sys::ErrorStrategy;
 use crate::error::{Error, Result};
 use crate::fault::damage::Damage;
 use crate::fault::official::{spawn_reads, strategy_name, OfficialOutcome};
-use crate::fault::reads::{read_reader, ReaderFn, ReaderPath};
+use crate::fault::reads::{read_reader, ReaderFn};
 use crate::fault::summary::{StateRecord, Summary};
 use crate::judge::exceptions::Scope;
 use crate::judge::recognise::copy_store;
-use crate::judge::state::{judge_outcomes, Verdict};
+use crate::judge::state::{disagrees, judge_outcomes, upstream, Verdicts};
 use crate::sides::official::OfficialLib;
 use crate::sides::sys::{built_tags, SysLib};
 use crate::vocab::kind::{Features, StoreKind};
@@ -169,7 +169,7 @@ pub fn judge_state(
     reader: ReaderFn,
     dir: &Path,
     scratch: &Path,
-) -> Result<Vec<(ErrorStrategy, ReaderPath, Verdict)>> {
+) -> Result<Verdicts> {
     let scope = target.scope()?;
     let strategies = target.strategies();
     let mut dirs = Vec::new();
@@ -253,11 +253,7 @@ fn run_base(
             verdicts,
             saved: None,
         };
-        let interesting = rec.disagrees()
-            || rec
-                .verdicts
-                .iter()
-                .any(|(_, _, v)| matches!(v, Verdict::Upstream(_)));
+        let interesting = disagrees(&rec.verdicts) || upstream(&rec.verdicts);
         if let (true, Some(root)) = (interesting, &cfg.save) {
             let to = root.join(format!("{}-{}-{index}", tag, kind));
             let _ = std::fs::remove_dir_all(&to);

@@ -8,7 +8,7 @@ use mmkv_sys::ErrorStrategy;
 use crate::fault::damage::Damage;
 use crate::fault::official::strategy_name;
 use crate::fault::reads::ReaderPath;
-use crate::judge::state::Verdict;
+use crate::judge::state::{disagrees, upstream, Verdict, Verdicts};
 use crate::vocab::kind::StoreKind;
 use crate::writer::Kill;
 
@@ -30,7 +30,7 @@ pub struct StateRecord {
     /// What the reader (`Store`, default strategy) did (`Ok(n keys)` or its error).
     pub reader: std::result::Result<usize, String>,
     /// Verdict per official strategy and reader path.
-    pub verdicts: Vec<(ErrorStrategy, ReaderPath, Verdict)>,
+    pub verdicts: Verdicts,
     /// Where the state was saved (disagreements and upstream findings).
     pub saved: Option<PathBuf>,
 }
@@ -70,9 +70,7 @@ impl StateRecord {
 
     /// True when some verdict is an unexplained difference.
     pub fn disagrees(&self) -> bool {
-        self.verdicts
-            .iter()
-            .any(|(_, _, v)| matches!(v, Verdict::Disagree(_)))
+        disagrees(&self.verdicts)
     }
 }
 
@@ -102,11 +100,7 @@ impl Summary {
     pub fn upstream(&self) -> Vec<&StateRecord> {
         self.records
             .iter()
-            .filter(|r| {
-                r.verdicts
-                    .iter()
-                    .any(|(_, _, v)| matches!(v, Verdict::Upstream(_)))
-            })
+            .filter(|r| upstream(&r.verdicts))
             .collect()
     }
 

@@ -21,6 +21,23 @@ use crate::vocab::kind::{Features, StoreKind};
 use crate::vocab::value::show;
 use crate::vocab::STORE_ID;
 
+/// Verdicts of one state per strategy and reader path.
+pub type Verdicts = Vec<(ErrorStrategy, ReaderPath, Verdict)>;
+
+/// Some verdict is an unexplained difference.
+pub fn disagrees(verdicts: &[(ErrorStrategy, ReaderPath, Verdict)]) -> bool {
+    verdicts
+        .iter()
+        .any(|(_, _, v)| matches!(v, Verdict::Disagree(_)))
+}
+
+/// Some verdict is an upstream finding (the official library crashed, hung or failed).
+pub fn upstream(verdicts: &[(ErrorStrategy, ReaderPath, Verdict)]) -> bool {
+    verdicts
+        .iter()
+        .any(|(_, _, v)| matches!(v, Verdict::Upstream(_)))
+}
+
 /// The verdict on one (state, strategy).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
@@ -231,7 +248,7 @@ pub fn judge_outcomes(
     dir: &Path,
     official: &[(ErrorStrategy, OfficialOutcome)],
     scratch: &Path,
-) -> Result<Vec<(ErrorStrategy, ReaderPath, Verdict)>> {
+) -> Result<Verdicts> {
     let mut verdicts = Vec::new();
     let paths: [(ReaderPath, ReaderFn); 2] =
         [(ReaderPath::Store, reader), (ReaderPath::Dump, read_dump)];

@@ -16,7 +16,7 @@ use clap::Args;
 use crate::error::Result;
 use crate::fault::cli::{exit_status, or_exit, states_from_env};
 use crate::fault::official::strategy_name;
-use crate::judge::state::Verdict;
+use crate::judge::state::disagrees;
 use crate::powerloss::section::PowerlossSection;
 use crate::powerloss::suite::{replay, run_powerloss, PowerlossConfig};
 use crate::vocab::kind::StoreKind;
@@ -113,10 +113,7 @@ fn run(args: PowerlossArgs) -> std::result::Result<ExitCode, ExitCode> {
         for (s, p, v) in &verdicts {
             println!("{}/{}: {v}", strategy_name(*s), p.name());
         }
-        let bad = verdicts
-            .iter()
-            .any(|(_, _, v)| matches!(v, Verdict::Disagree(_)));
-        return Ok(exit_status(!bad));
+        return Ok(exit_status(!disagrees(&verdicts)));
     }
     let s = or_exit("powerloss", 2, run_printing(&cfg, args.verbose))?;
     print!("{}", s.to_text());

@@ -2,16 +2,11 @@
 
 use std::path::PathBuf;
 
-use mmkv_sys::ErrorStrategy;
-
-use crate::fault::reads::ReaderPath;
 use crate::fault::summary::verdicts_line;
-use crate::judge::state::Verdict;
+pub use crate::judge::state::Verdicts;
+use crate::judge::state::{disagrees, upstream};
 use crate::powerloss::states::CrashState;
 use crate::vocab::kind::StoreKind;
-
-/// Verdicts per strategy and reader path.
-pub type Verdicts = Vec<(ErrorStrategy, ReaderPath, Verdict)>;
 
 /// One judged state.
 #[derive(Debug, Clone)]
@@ -52,15 +47,11 @@ impl Judged {
 
     /// Some verdict is an unexplained difference.
     pub fn disagrees(&self) -> bool {
-        self.verdicts
-            .iter()
-            .any(|(_, _, v)| matches!(v, Verdict::Disagree(_)))
+        disagrees(&self.verdicts)
     }
 
     /// Some verdict is an upstream finding (the official library crashed, hung or failed).
     pub fn upstream(&self) -> bool {
-        self.verdicts
-            .iter()
-            .any(|(_, _, v)| matches!(v, Verdict::Upstream(_)))
+        upstream(&self.verdicts)
     }
 }

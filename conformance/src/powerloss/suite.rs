@@ -16,7 +16,7 @@ use crate::fault::official::{spawn_reads, strategy_name, OfficialOutcome};
 use crate::fault::reads::{read_reader, ReaderFn, ReaderPath};
 use crate::fault::suite::{targets, Target};
 use crate::fault::summary::verdicts_line;
-use crate::judge::state::{judge_outcomes, Verdict};
+use crate::judge::state::{disagrees, judge_outcomes, Verdict};
 use crate::powerloss::judged::{Judged, Verdicts};
 use crate::powerloss::record::{record, Recording};
 use crate::powerloss::section::PowerlossSection;
@@ -229,10 +229,6 @@ fn judge_one(
     let r = judge_dir(target, cfg.reader, &dir.join("state"), &official, &dir);
     let _ = std::fs::remove_dir_all(&dir);
     r
-}
-
-fn disagrees(v: &Verdicts) -> bool {
-    v.iter().any(|(_, _, v)| matches!(v, Verdict::Disagree(_)))
 }
 
 /// Shrinks a disagreeing state: reverts written pages to their synced content, torn pages
