@@ -52,7 +52,7 @@ use crate::judge::compare::{
     ask_official, capture_reader, judge_reads, official_visible_keys, render_keys, Compared,
     Mismatch, ReaderReads, ReaderSide,
 };
-use crate::judge::exceptions::{accepted, Difference, Exception, Scope};
+use crate::judge::exceptions::{accepted, v, Difference, Exception, Scope};
 use crate::judge::recognise::{inline_misload, writeback_clobbered, RegionStart, StoreFiles};
 use crate::sides::official::{hold_process, OfficialLib, OfficialStore};
 use crate::sides::view::{ReaderFactory, ReaderView};
@@ -274,21 +274,13 @@ impl<'a> Runner<'a> {
         }
     }
 
+    /// The exceptions table's scope now (v0.0.0, covered by no row, for an unparsable tag).
     fn scope(&self) -> Scope {
-        Scope::new(
-            self.lib.tag(),
-            self.config.crypt_key.is_some(),
-            self.config.mode == ModeKind::Multi,
-        )
-        .unwrap_or(Scope {
-            version: Tag {
-                major: 0,
-                minor: 0,
-                patch: 0,
-            },
+        Scope {
+            version: Tag::parse(self.lib.tag()).unwrap_or(v(0, 0, 0)),
             encrypted: self.config.crypt_key.is_some(),
             multi_process: self.config.mode == ModeKind::Multi,
-        })
+        }
     }
 
     fn open_reader(&self) -> std::result::Result<Box<dyn ReaderView>, String> {

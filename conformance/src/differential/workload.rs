@@ -194,11 +194,6 @@ impl Workload {
             ops,
         }
     }
-
-    /// Every key the workload touches, in first-touch order, without duplicates.
-    pub fn touched_keys(&self) -> Vec<Key> {
-        touched_keys(&self.ops)
-    }
 }
 
 /// Every key `ops` touch, in first-touch order, without duplicates.

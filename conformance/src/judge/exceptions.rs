@@ -240,7 +240,7 @@ impl Exception {
 }
 
 /// `vMAJOR.MINOR.PATCH` in a const table.
-const fn v(major: u32, minor: u32, patch: u32) -> Tag {
+pub const fn v(major: u32, minor: u32, patch: u32) -> Tag {
     Tag {
         major,
         minor,

@@ -13,7 +13,7 @@ use mmkv_sys::ErrorStrategy;
 
 use crate::error::{Error, Result};
 use crate::fault::official::{spawn_reads, strategy_name, OfficialOutcome};
-use crate::fault::reads::{read_reader, ReaderFn, ReaderPath};
+use crate::fault::reads::{open_store, read_reader, ReaderFn, ReaderPath};
 use crate::fault::suite::{targets, Target};
 use crate::fault::summary::verdicts_line;
 use crate::judge::state::{disagrees, judge_outcomes, Verdict};
@@ -102,13 +102,7 @@ impl PowerlossConfig {
 /// `old-style-header`, `last-confirmed`, `recovered`, or `refused` (a typed error).
 fn region_source(dir: &Path, kind: StoreKind, strategy: ErrorStrategy) -> String {
     use mmkv_reader::RegionSource;
-    let mut opts = mmkv_reader::Options::new()
-        .aes256(kind.aes256())
-        .recover(strategy == ErrorStrategy::Recover);
-    if let Some(key) = kind.crypt_key() {
-        opts = opts.crypt_key(key);
-    }
-    let source = match mmkv_reader::Store::open(dir.join(STORE_ID), opts) {
+    let source = match open_store(dir, kind, strategy) {
         Ok(s) => match s.snapshot().region_source() {
             RegionSource::Actual => "actual",
             RegionSource::OldStyleHeader => "old-style-header",

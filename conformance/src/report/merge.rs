@@ -120,7 +120,6 @@ mod tests {
                 ),
             ],
             faults: Some(faults(4)),
-            powerloss: None,
             ..Report::default()
         };
         let shard_b = Report {
@@ -133,7 +132,6 @@ mod tests {
                 row("v1.2.0", Source::Live, &[(StoreKind::Plain, Cell::Pass)]),
             ],
             faults: Some(faults(3)),
-            powerloss: None,
             ..Report::default()
         };
         let arm = Report {
@@ -146,7 +144,6 @@ mod tests {
                 ],
             )],
             faults: None,
-            powerloss: None,
             ..Report::default()
         };
         let json = |r: &Report| serde_json::from_str::<Report>(&r.to_json()).unwrap();

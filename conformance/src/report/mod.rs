@@ -326,7 +326,6 @@ pub(crate) mod tests {
                 ),
             ],
             faults: Some(faults(12)),
-            powerloss: None,
             ..Report::default()
         };
         assert!(report.passed(false));
@@ -394,7 +393,6 @@ pub(crate) mod tests {
         let golden_only = Report {
             versions: vec![report.versions[1].clone()],
             faults: None,
-            powerloss: None,
             ..Report::default()
         };
         assert!(

@@ -308,7 +308,6 @@ mod tests {
                 row("v2.0.0", Source::Live, &[(StoreKind::Plain, Cell::Pass)]),
             ],
             faults: Some(faults(4)),
-            powerloss: None,
             ..Report::default()
         };
         mark_unbuilt(&mut report, &[("v1.2.0", "offline")]);
