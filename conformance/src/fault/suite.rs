@@ -285,7 +285,6 @@ pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> R
     let per_base = cfg.per_base.max(1);
     let bases: Vec<usize> = (0..cfg.states.div_ceil(per_base)).collect();
     let mut summary = Summary::default();
-    let mut failed = None;
     run_in_order(
         bases,
         cfg.jobs,
@@ -295,24 +294,16 @@ pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> R
             let dir = work.path().join(format!("base-{}", b + 1));
             run_base(cfg, &libs[b % libs.len()], b + 1, first, n, &dir)
         },
-        |base| match base {
-            Ok(base) => {
-                summary.writer_runs += 1;
-                summary.killed_runs += usize::from(base.killed);
-                for rec in base.records {
-                    progress(&rec);
-                    summary.records.push(rec);
-                }
-                ControlFlow::Continue(())
+        |base| -> Result<ControlFlow<()>> {
+            let base = base?;
+            summary.writer_runs += 1;
+            summary.killed_runs += usize::from(base.killed);
+            for rec in base.records {
+                progress(&rec);
+                summary.records.push(rec);
             }
-            Err(e) => {
-                failed = Some(e);
-                ControlFlow::Break(())
-            }
+            Ok(ControlFlow::Continue(()))
         },
-    );
-    match failed {
-        Some(e) => Err(e),
-        None => Ok(summary),
-    }
+    )?;
+    Ok(summary)
 }

@@ -551,7 +551,6 @@ pub fn run_powerloss(
             index += base.states.len();
             bases.push(base);
         }
-        let mut failed = None;
         let mut stopped = false;
         let units: Vec<_> = units
             .into_iter()
@@ -569,69 +568,51 @@ pub fn run_powerloss(
                 let judged = judge_batch(cfg, &base.target, &base.rec, &chunk, &dir);
                 (b, first, opens_base, chunk, judged)
             },
-            |(b, first, opens_base, chunk, judged)| {
+            |(b, first, opens_base, chunk, judged)| -> Result<ControlFlow<()>> {
                 let base = &bases[b];
                 if opens_base {
                     section.add_recording(&base.rec);
                 }
-                let take = || -> Result<ControlFlow<()>> {
-                    for (i, (s, o)) in chunk.iter().zip(judged?).enumerate() {
-                        let mut j = Judged {
-                            index: first + i,
-                            tag: base.target.tag.clone(),
-                            kind: base.target.kind,
-                            seed: base.seed,
-                            state: s.clone(),
-                            verdicts: o.verdicts,
-                            panicked: o.panicked,
-                            sources: o.sources,
-                            saved: None,
-                        };
-                        if let (true, Some(root)) = (j.disagrees() || j.upstream(), &cfg.save) {
-                            let (target, rec) = (&base.target, &base.rec);
-                            let mut note = String::new();
-                            if j.disagrees() && !j.panicked && shrunk < cfg.shrink {
-                                shrunk += 1;
-                                let small = shrink(cfg, target, rec, s, work.path())?;
-                                note = format!("minimal: {small}\n");
-                                if &small != s {
-                                    let (v, _) =
-                                        judge_one(cfg, target, &small.build(rec), work.path())?;
-                                    note.push_str(&format!(
-                                        "its verdicts: {}\n",
-                                        verdicts_line(&v)
-                                    ));
-                                    j.state = small;
-                                }
+                for (i, (s, o)) in chunk.iter().zip(judged?).enumerate() {
+                    let mut j = Judged {
+                        index: first + i,
+                        tag: base.target.tag.clone(),
+                        kind: base.target.kind,
+                        seed: base.seed,
+                        state: s.clone(),
+                        verdicts: o.verdicts,
+                        panicked: o.panicked,
+                        sources: o.sources,
+                        saved: None,
+                    };
+                    if let (true, Some(root)) = (j.disagrees() || j.upstream(), &cfg.save) {
+                        let (target, rec) = (&base.target, &base.rec);
+                        let mut note = String::new();
+                        if j.disagrees() && !j.panicked && shrunk < cfg.shrink {
+                            shrunk += 1;
+                            let small = shrink(cfg, target, rec, s, work.path())?;
+                            note = format!("minimal: {small}\n");
+                            if &small != s {
+                                let (v, _) =
+                                    judge_one(cfg, target, &small.build(rec), work.path())?;
+                                note.push_str(&format!("its verdicts: {}\n", verdicts_line(&v)));
+                                j.state = small;
                             }
-                            let orig = (&j.state != s).then_some(s);
-                            j.saved = Some(save(root, rec, &j, orig, &note)?);
-                            j.state = s.clone();
                         }
-                        section.add(&j, &base.rec);
-                        progress(&j);
-                        if cfg.stop_at_disagreement && j.disagrees() {
-                            return Ok(ControlFlow::Break(()));
-                        }
+                        let orig = (&j.state != s).then_some(s);
+                        j.saved = Some(save(root, rec, &j, orig, &note)?);
+                        j.state = s.clone();
                     }
-                    Ok(ControlFlow::Continue(()))
-                };
-                match take() {
-                    Ok(ControlFlow::Continue(())) => ControlFlow::Continue(()),
-                    Ok(ControlFlow::Break(())) => {
+                    section.add(&j, &base.rec);
+                    progress(&j);
+                    if cfg.stop_at_disagreement && j.disagrees() {
                         stopped = true;
-                        ControlFlow::Break(())
-                    }
-                    Err(e) => {
-                        failed = Some(e);
-                        ControlFlow::Break(())
+                        return Ok(ControlFlow::Break(()));
                     }
                 }
+                Ok(ControlFlow::Continue(()))
             },
-        );
-        if let Some(e) = failed {
-            return Err(e);
-        }
+        )?;
         if stopped {
             break;
         }

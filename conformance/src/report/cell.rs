@@ -247,13 +247,11 @@ fn run_child(exe: &Path, spec: &CellSpec, timeout: Duration) -> Result<CellResul
     Ok(CellResult {
         passed: false,
         workloads: workloads_started.saturating_sub(1),
-        stats: RunStats::default(),
         failures: vec![format!(
             "{} {}: {what}\n  reproduce: {repro}",
             spec.tag, spec.kind
         )],
-        notes: Vec::new(),
-        exceptions_used: BTreeMap::new(),
+        ..CellResult::default()
     })
 }
 

@@ -28,9 +28,9 @@ where
     F: Fn(T) -> R + Sync,
 {
     let mut out = Vec::with_capacity(items.len());
-    run_in_order(items, jobs, f, |r| {
+    let _ = run_in_order(items, jobs, f, |r| {
         out.push(r);
-        ControlFlow::Continue(())
+        Ok::<_, std::convert::Infallible>(ControlFlow::Continue(()))
     });
     out
 }
@@ -38,15 +38,15 @@ where
 /// Runs `f` on every item with at most `jobs` (at least 1) at a time and hands each result to
 /// `each`, on the calling thread, in the order of `items`, as soon as it and every result
 /// before it are in (so a caller can print progress and keep sequential bookkeeping while the
-/// work runs in parallel). When `each` returns [`ControlFlow::Break`], no further item starts;
-/// items already running finish and their results are dropped. A panic in `f` or `each`
-/// propagates once the workers are done.
-pub fn run_in_order<T, R, F, E>(items: Vec<T>, jobs: usize, f: F, mut each: E)
+/// work runs in parallel). When `each` returns [`ControlFlow::Break`] or an error, no further
+/// item starts; items already running finish and their results are dropped; the error is
+/// returned. A panic in `f` or `each` propagates once the workers are done.
+pub fn run_in_order<T, R, F, E, Er>(items: Vec<T>, jobs: usize, f: F, mut each: E) -> Result<(), Er>
 where
     T: Send,
     R: Send,
     F: Fn(T) -> R + Sync,
-    E: FnMut(R) -> ControlFlow<()>,
+    E: FnMut(R) -> Result<ControlFlow<()>, Er>,
 {
     let n = items.len();
     let queue = Mutex::new(items.into_iter().enumerate());
@@ -84,12 +84,13 @@ where
             waiting.insert(i, r);
             while let Some(r) = waiting.remove(&next) {
                 next += 1;
-                if each(r).is_break() {
-                    return;
+                if each(r)?.is_break() {
+                    return Ok(());
                 }
             }
         }
-    });
+        Ok(())
+    })
 }
 
 /// A progress bar over units of work some of which run at once: the bar's position is the
@@ -221,7 +222,7 @@ mod tests {
     fn results_arrive_in_order_while_others_run_and_a_break_stops_new_items() {
         let started = AtomicUsize::new(0);
         let mut seen = Vec::new();
-        run_in_order(
+        let done: Result<(), ()> = run_in_order(
             (0..100u64).collect(),
             2,
             |i| {
@@ -235,13 +236,14 @@ mod tests {
             },
             |i| {
                 seen.push(i);
-                if i == 9 {
+                Ok(if i == 9 {
                     ControlFlow::Break(())
                 } else {
                     ControlFlow::Continue(())
-                }
+                })
             },
         );
+        assert_eq!(done, Ok(()));
         assert_eq!(seen, (0..10).collect::<Vec<_>>());
         // Only the few items in flight when the caller stopped ran after it.
         let n = started.load(Ordering::SeqCst);
