@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use conformance::fault::cli::{states_from_env, STATES_VAR};
 use conformance::fault::reads::{read_reader, ReaderOutcome};
 use conformance::fault::section::FaultSection;
 use conformance::fault::suite::{judge_state, run_suite, SuiteConfig, Target};
@@ -29,10 +30,7 @@ fn config(states: usize) -> Option<SuiteConfig> {
 }
 
 fn states() -> usize {
-    std::env::var("FAULT_STATES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(160)
+    states_from_env(STATES_VAR, 160)
 }
 
 #[test]

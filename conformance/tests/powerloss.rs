@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use conformance::fault::cli::states_from_env;
 use conformance::fault::reads::{read_reader, ReaderFn, ReaderOutcome, Reads};
 use conformance::judge::state::disagrees;
 use conformance::powerloss::record::record;
@@ -33,10 +34,7 @@ fn config(states: usize) -> PowerlossConfig {
 }
 
 fn states() -> usize {
-    std::env::var("POWERLOSS_STATES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(120)
+    states_from_env(conformance::powerloss::cli::STATES_VAR, 120)
 }
 
 #[test]
