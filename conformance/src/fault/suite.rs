@@ -19,7 +19,7 @@ use crate::sides::official::OfficialLib;
 use crate::sides::sys::{built_tags, SysLib};
 use crate::vocab::kind::{Features, StoreKind};
 use crate::vocab::pool::{default_jobs, run_in_order};
-use crate::vocab::{SplitMix, STORE_ID};
+use crate::vocab::{actual_size, SplitMix, STORE_ID};
 use crate::writer::child::ChildExe;
 use crate::writer::{run_killed, Kill, Plan, WriterSpec};
 
@@ -69,20 +69,7 @@ impl SuiteConfig {
 fn region_len(dir: &Path) -> (u64, u64) {
     let data = std::fs::read(dir.join(STORE_ID)).unwrap_or_default();
     let meta = std::fs::read(mmkv_reader::meta_path(&dir.join(STORE_ID))).unwrap_or_default();
-    let header = data
-        .get(..4)
-        .map(|h| u32::from_le_bytes([h[0], h[1], h[2], h[3]]))
-        .unwrap_or(0);
-    let version = meta
-        .get(4..8)
-        .map(|h| u32::from_le_bytes([h[0], h[1], h[2], h[3]]))
-        .unwrap_or(0);
-    let meta_size = meta
-        .get(28..32)
-        .map(|h| u32::from_le_bytes([h[0], h[1], h[2], h[3]]))
-        .unwrap_or(0);
-    let size = if version >= 3 { meta_size } else { header };
-    (data.len() as u64, u64::from(size))
+    (data.len() as u64, u64::from(actual_size(&data, &meta)))
 }
 
 /// A version and store kind under test (of the fault and power-loss suites).

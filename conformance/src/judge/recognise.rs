@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::fault::reads::{open_store, Reads};
 use crate::judge::exceptions::{accepted, Difference, Exception, Scope};
 use crate::vocab::kind::StoreKind;
-use crate::vocab::STORE_ID;
+use crate::vocab::{le32, STORE_ID};
 
 /// Values longer than this stay encrypted in the file and are decrypted lazily from a saved
 /// AES state (`MediumBufferSize()`, v1.2.0+; [`Difference::CryptOverlongLength`]).
@@ -199,11 +199,10 @@ fn meta_path(dir: &Path) -> PathBuf {
     mmkv_reader::meta_path(&dir.join(STORE_ID))
 }
 
-/// The raw version field of the store's meta file.
+/// The raw version field of the store's meta file (0 when it is too short).
 pub fn meta_version(dir: &Path) -> Option<u32> {
     let meta = std::fs::read(meta_path(dir)).ok()?;
-    let v = meta.get(mmkv_reader::meta::OFF_VERSION..mmkv_reader::meta::OFF_VERSION + 4)?;
-    Some(u32::from_le_bytes([v[0], v[1], v[2], v[3]]))
+    Some(le32(&meta, mmkv_reader::meta::OFF_VERSION))
 }
 
 /// Rewrites the meta file as v1.3.0-v2.3.0 do on open when its version is "specious"

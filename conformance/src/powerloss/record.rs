@@ -16,7 +16,7 @@ use std::path::Path;
 use crate::differential::workload::Op;
 use crate::error::{Error, Result};
 use crate::vocab::kind::{Features, StoreKind};
-use crate::vocab::STORE_ID;
+use crate::vocab::{actual_size, le32, STORE_ID};
 use crate::writer::child::ChildExe;
 use crate::writer::{run_steps, start, Call, Plan, WriterSpec};
 
@@ -114,24 +114,9 @@ pub struct Recording {
     pub steps: Vec<Step>,
 }
 
-fn le32(b: &[u8], at: usize) -> u32 {
-    b.get(at..at + 4)
-        .map(|h| u32::from_le_bytes([h[0], h[1], h[2], h[3]]))
-        .unwrap_or(0)
-}
-
 /// The meta's sequence field.
 fn sequence(meta: &[u8]) -> u32 {
     le32(meta, mmkv_reader::meta::OFF_SEQUENCE)
-}
-
-/// The actual size the loader starts from (meta's from version 3, else the data header).
-fn actual_size(data: &[u8], meta: &[u8]) -> u32 {
-    if le32(meta, mmkv_reader::meta::OFF_VERSION) >= mmkv_reader::meta::VERSION_ACTUAL_SIZE {
-        le32(meta, mmkv_reader::meta::OFF_ACTUAL_SIZE)
-    } else {
-        le32(data, 0)
-    }
 }
 
 /// Derives the sync points of raw steps `(label, explicit sync, data, meta)`.

@@ -20,4 +20,21 @@ pub mod test_clock;
 pub mod value;
 
 pub use names::{key_index, key_name, STORE_ID};
+
+/// The little-endian `u32` at byte `at` of `b` (0 past its end): a header or meta field.
+pub fn le32(b: &[u8], at: usize) -> u32 {
+    b.get(at..at + 4)
+        .map_or(0, |h| u32::from_le_bytes([h[0], h[1], h[2], h[3]]))
+}
+
+/// The actual size the loader starts from: the meta's from meta version 3, else the data
+/// file's header.
+pub fn actual_size(data: &[u8], meta: &[u8]) -> u32 {
+    use mmkv_reader::meta::{OFF_ACTUAL_SIZE, OFF_VERSION, VERSION_ACTUAL_SIZE};
+    if le32(meta, OFF_VERSION) >= VERSION_ACTUAL_SIZE {
+        le32(meta, OFF_ACTUAL_SIZE)
+    } else {
+        le32(data, 0)
+    }
+}
 pub use rng::SplitMix;

@@ -28,7 +28,7 @@ use crate::error::{Error, Result};
 use crate::sides::official::{OfficialLib, OfficialStore};
 use crate::vocab::kind::{Features, ModeKind, StoreKind};
 use crate::vocab::value::{Value, ValueType};
-use crate::vocab::STORE_ID;
+use crate::vocab::{le32, STORE_ID};
 use child::{run_watched, ChildExe, Line, Running, CHILD_TIMEOUT};
 
 /// Which op stream a writer performs (see [`plan`]).
@@ -288,13 +288,7 @@ fn kill_self() -> ! {
 
 /// The meta file's sequence number (full write-backs), 0 when unreadable.
 fn meta_sequence(dir: &Path) -> u32 {
-    std::fs::read(mmkv_reader::meta_path(&dir.join(STORE_ID)))
-        .ok()
-        .and_then(|b| {
-            b.get(8..12)
-                .map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
-        })
-        .unwrap_or(0)
+    std::fs::read(mmkv_reader::meta_path(&dir.join(STORE_ID))).map_or(0, |b| le32(&b, 8))
 }
 
 fn apply(store: &mut dyn OfficialStore, op: &Op) -> Result<()> {
