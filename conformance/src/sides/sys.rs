@@ -118,6 +118,11 @@ impl SysStore {
         })
     }
 
+    /// `f` on the open instance, its error as ours.
+    fn call<T>(&self, f: impl FnOnce(&Instance) -> mmkv_sys::Result<T>) -> Result<T> {
+        f(self.inst()?).map_err(|e| self.err(e))
+    }
+
     fn err(&self, e: mmkv_sys::Error) -> Error {
         Error::Official {
             tag: self.tag.clone(),
@@ -144,8 +149,7 @@ fn filtered_or_all<T>(
 
 impl OfficialStore for SysStore {
     fn enable_key_expire(&mut self, default_secs: u32) -> Result<bool> {
-        let i = self.inst()?;
-        i.enable_key_expire(default_secs).map_err(|e| self.err(e))
+        self.call(|i| i.enable_key_expire(default_secs))
     }
 
     fn set(&mut self, key: &[u8], value: &Value, expire: Option<u32>) -> Result<bool> {
@@ -174,18 +178,15 @@ impl OfficialStore for SysStore {
     }
 
     fn remove(&mut self, key: &[u8]) -> Result<()> {
-        let i = self.inst()?;
-        i.remove(key).map(|_| ()).map_err(|e| self.err(e))
+        self.call(|i| i.remove(key).map(|_| ()))
     }
 
     fn clear_all(&mut self) -> Result<()> {
-        let i = self.inst()?;
-        i.clear_all().map_err(|e| self.err(e))
+        self.call(|i| i.clear_all())
     }
 
     fn remove_keys(&mut self, keys: &[&[u8]]) -> Result<()> {
-        let i = self.inst()?;
-        i.remove_keys(keys).map_err(|e| self.err(e))
+        self.call(|i| i.remove_keys(keys))
     }
 
     fn clear_all_keep_space(&mut self) -> Result<bool> {
@@ -198,8 +199,7 @@ impl OfficialStore for SysStore {
     }
 
     fn disable_key_expire(&mut self) -> Result<bool> {
-        let i = self.inst()?;
-        i.disable_key_expire().map_err(|e| self.err(e))
+        self.call(|i| i.disable_key_expire())
     }
 
     fn rekey(&mut self, key: Option<&[u8]>, aes256: bool) -> Result<Option<bool>> {
@@ -212,13 +212,11 @@ impl OfficialStore for SysStore {
     }
 
     fn trim(&mut self) -> Result<()> {
-        let i = self.inst()?;
-        i.trim().map_err(|e| self.err(e))
+        self.call(|i| i.trim())
     }
 
     fn sync(&mut self) -> Result<()> {
-        let i = self.inst()?;
-        i.sync().map_err(|e| self.err(e))
+        self.call(|i| i.sync())
     }
 
     /// Official getters. `getString` / `getVector<std::string>` may return bytes that are not
@@ -255,13 +253,11 @@ impl OfficialStore for SysStore {
     }
 
     fn get_bytes_vec(&mut self, key: &[u8]) -> Result<Option<Vec<Vec<u8>>>> {
-        let i = self.inst()?;
-        i.get_string_vec(key).map_err(|e| self.err(e))
+        self.call(|i| i.get_string_vec(key))
     }
 
     fn contains(&mut self, key: &[u8]) -> Result<bool> {
-        let i = self.inst()?;
-        i.contains(key).map_err(|e| self.err(e))
+        self.call(|i| i.contains(key))
     }
 
     fn all_keys(&mut self, filter_expire: bool) -> Result<Vec<Vec<u8>>> {
