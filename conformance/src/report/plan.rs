@@ -69,15 +69,13 @@ pub fn plan(cfg: &ReportConfig) -> Vec<PlannedRow> {
         .iter()
         .map(|v| v.tag.to_string())
         .collect();
-    for t in corpus.iter().chain(
-        built
-            .iter()
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>()
-            .iter(),
-    ) {
-        if !tags.contains(t) {
-            tags.push(t.clone());
+    for t in corpus
+        .iter()
+        .cloned()
+        .chain(built.iter().map(|s| s.to_string()))
+    {
+        if !tags.contains(&t) {
+            tags.push(t);
         }
     }
     if !cfg.only.is_empty() {
@@ -111,17 +109,9 @@ fn corpus_cells(check: &CorpusCheck) -> BTreeMap<String, (bool, Vec<String>)> {
         let e = out.entry(column).or_insert((true, Vec::new()));
         if !s.passed() {
             e.0 = false;
-            e.1.push(format!(
-                "{}: corpus store {}: {}",
-                check.tag,
-                s.id,
-                s.mismatches
-                    .iter()
-                    .take(3)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ));
+            let first = &s.mismatches[..s.mismatches.len().min(3)];
+            let (tag, id) = (&check.tag, &s.id);
+            e.1.push(format!("{tag}: corpus store {id}: {}", first.join("; ")));
         }
     }
     out
@@ -184,9 +174,12 @@ pub fn run_row(
         let supported = lib_ok
             .as_ref()
             .map_or(kind.supported_by(&row.features), |f| kind.supported_by(f));
+        // Every cell the version has is a unit of progress, whatever it runs.
+        if supported {
+            tick(&format!("{} {}", row.tag, kind.id()));
+        }
         let cell = match (&lib_ok, golden) {
             (Some(_), _) if supported => {
-                tick(&format!("{} {}", row.tag, kind.id()));
                 let mut ok = golden_ok(golden, &mut failures);
                 let spec = CellSpec {
                     tag: row.tag.clone(),
@@ -216,9 +209,6 @@ pub fn run_row(
                 }
             }
             (_, Some(g)) => {
-                if supported {
-                    tick(&format!("{} {}", row.tag, kind.id()));
-                }
                 if g.0 {
                     Cell::Golden
                 } else {
@@ -226,16 +216,8 @@ pub fn run_row(
                     Cell::Fail
                 }
             }
-            (None, None) if supported && row.live => {
-                tick(&format!("{} {}", row.tag, kind.id()));
-                Cell::Fail
-            }
-            _ => {
-                if supported {
-                    tick(&format!("{} {}", row.tag, kind.id()));
-                }
-                Cell::NotApplicable
-            }
+            (None, None) if supported && row.live => Cell::Fail,
+            _ => Cell::NotApplicable,
         };
         kinds.insert(kind.id().to_string(), cell);
     }
