@@ -5,30 +5,11 @@ use std::path::Path;
 
 use mmkv_sys::versions::Tag;
 
-use crate::report::{Cell, Report, Row, Source};
+use crate::report::{Report, Row};
 use crate::vocab::merge::Merge;
 
-fn source_rank(s: Source) -> u8 {
-    match s {
-        Source::Golden => 0,
-        Source::Unbuilt => 1,
-        Source::Live => 2,
-    }
-}
-
-fn cell_rank(c: Cell) -> u8 {
-    match c {
-        Cell::NotApplicable => 0,
-        Cell::Golden => 1,
-        Cell::Pass => 2,
-        Cell::Unbuilt => 3,
-        Cell::Fail => 4,
-    }
-}
-
-/// Merges shard reports into one: per tag, the rows of the best source (live over unbuilt over
-/// golden: a shard that ran the version outranks the shards that only checked its corpus), and
-/// per cell the worst verdict among those rows (a `FAIL` on one architecture fails the cell).
+/// Merges shard reports into one: per tag, the rows of the best [`Source`](crate::report::Source), and
+/// per cell the worst [`Cell`](crate::report::Cell) among those rows (a `FAIL` on one architecture fails the cell).
 pub fn merge(reports: Vec<Report>) -> Report {
     let mut by_tag: BTreeMap<String, Vec<Row>> = BTreeMap::new();
     let faults = Merge::merged(reports.iter().filter_map(|r| r.faults.clone()));
@@ -43,15 +24,13 @@ pub fn merge(reports: Vec<Report>) -> Report {
     let mut versions: Vec<Row> = by_tag
         .into_values()
         .filter_map(|rows| {
-            let best = rows.iter().map(|r| source_rank(r.source)).max()?;
-            let mut chosen = rows.into_iter().filter(|r| source_rank(r.source) == best);
+            let best = rows.iter().map(|r| r.source).max()?;
+            let mut chosen = rows.into_iter().filter(|r| r.source == best);
             let mut merged = chosen.next()?;
             for row in chosen {
                 for (kind, cell) in row.kinds {
                     let slot = merged.kinds.entry(kind).or_insert(cell);
-                    if cell_rank(cell) > cell_rank(*slot) {
-                        *slot = cell;
-                    }
+                    *slot = (*slot).max(cell);
                 }
                 merged.failures.extend(row.failures);
                 merged.notes.extend(row.notes);
@@ -99,6 +78,7 @@ pub fn merge_files(paths: &[impl AsRef<Path>]) -> crate::Result<Report> {
 mod tests {
     use super::*;
     use crate::report::tests::{faults, row};
+    use crate::report::{Cell, Source};
     use crate::vocab::kind::StoreKind;
 
     #[test]

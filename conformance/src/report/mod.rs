@@ -29,25 +29,25 @@ use crate::report::cell::CellResult;
 use crate::vocab::kind::StoreKind;
 use crate::vocab::merge::{merge_fields, Merge};
 
-/// One cell of the report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// One cell of the report, ordered by weight when shards are merged (the worst wins).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Cell {
-    /// Live property runs (and the tag's corpus store, if any) passed.
-    #[serde(rename = "pass")]
-    Pass,
-    /// Something failed.
-    #[serde(rename = "FAIL")]
-    Fail,
     /// The version has no such configuration.
     #[serde(rename = "n/a")]
     NotApplicable,
     /// Checked from the golden corpus only, and passed.
     #[serde(rename = "golden")]
     Golden,
+    /// Live property runs (and the tag's corpus store, if any) passed.
+    #[serde(rename = "pass")]
+    Pass,
     /// Should have run live, but mmkv-sys left the version unbuilt (sources unreachable, see
     /// [`plan::mark_unbuilt`]).
     #[serde(rename = "unbuilt")]
     Unbuilt,
+    /// Something failed.
+    #[serde(rename = "FAIL")]
+    Fail,
 }
 
 impl Cell {
@@ -63,16 +63,17 @@ impl Cell {
     }
 }
 
-/// Where a row's verdicts come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Where a row's verdicts come from, ordered by rank when shards are merged (a shard that
+/// ran the version outranks one that only checked its corpus).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
-    /// The official library of that version was run (plus its corpus).
-    Live,
     /// Golden corpus only.
     Golden,
     /// The official library should have run but mmkv-sys could not fetch its sources.
     Unbuilt,
+    /// The official library of that version was run (plus its corpus).
+    Live,
 }
 
 /// One row.

@@ -85,36 +85,27 @@ pub use mmkv_corpus::Mode as ModeKind;
 
 /// A store configuration. Ids match the corpus store ids (`corpus/README.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum StoreKind {
     /// single-process, no encryption
-    #[serde(rename = "plain")]
     Plain,
     /// MULTI_PROCESS mode
-    #[serde(rename = "multi")]
     Multi,
     /// AES-CFB-128 with a 16-byte key
-    #[serde(rename = "aes128")]
     Aes128,
     /// AES-128 with a 5-byte key (zero-padded by the library)
-    #[serde(rename = "aes128-short-key")]
     Aes128ShortKey,
     /// AES-128 with a 31-byte key (truncated by the library)
-    #[serde(rename = "aes128-long-key")]
     Aes128LongKey,
     /// AES-256 with a 32-byte key (v2.3.0+)
-    #[serde(rename = "aes256")]
     Aes256,
     /// AES-256 with a 20-byte key (v2.3.0+)
-    #[serde(rename = "aes256-short-key")]
     Aes256ShortKey,
     /// key expiration enabled (v1.3.0+)
-    #[serde(rename = "expire")]
     Expire,
     /// key expiration + AES-128 (v1.3.0+)
-    #[serde(rename = "expire-aes128")]
     ExpireAes128,
     /// key expiration + AES-256 (v2.3.0+)
-    #[serde(rename = "expire-aes256")]
     ExpireAes256,
 }
 
@@ -231,6 +222,7 @@ mod tests {
     fn kinds_round_trip_and_gate() {
         for k in StoreKind::ALL {
             assert_eq!(k.id().parse::<StoreKind>(), Ok(k));
+            assert_eq!(serde_json::to_value(k).unwrap(), k.id(), "serde name = id");
         }
         let old = Features::from_tag("v1.2.16").unwrap();
         assert!(StoreKind::Plain.supported_by(&old));
