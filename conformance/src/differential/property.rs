@@ -17,6 +17,7 @@ use crate::sides::official::OfficialLib;
 use crate::sides::view::ReaderFactory;
 use crate::vocab::kind::StoreKind;
 use crate::vocab::merge::Merge;
+use crate::vocab::SplitMix;
 
 /// Default number of cases per (version, kind) when `PROPTEST_CASES` is not set.
 pub const DEFAULT_CASES: u32 = 12;
@@ -98,22 +99,28 @@ pub enum PropOutcome {
 }
 
 impl PropOutcome {
+    /// A failure with `message` and no workload to show.
+    fn failed(message: impl Into<String>) -> PropOutcome {
+        PropOutcome::Fail {
+            minimal: Workload::new(Vec::new()),
+            message: message.into(),
+            saved: None,
+            repro_line: String::new(),
+        }
+    }
+
     /// True for [`PropOutcome::Pass`].
     pub fn passed(&self) -> bool {
         matches!(self, PropOutcome::Pass { .. })
     }
 }
 
+/// The proptest RNG seed for a fixed `seed`: four outputs of the one [`SplitMix`].
 fn seed_bytes(seed: u64) -> [u8; 32] {
+    let mut rng = SplitMix::new(seed ^ 0x6d6d_6b76_2d63_6f6e);
     let mut out = [0u8; 32];
-    let mut x = seed ^ 0x6d6d_6b76_2d63_6f6e;
     for chunk in out.chunks_mut(8) {
-        // splitmix64
-        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = x;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        chunk.copy_from_slice(&(z ^ (z >> 31)).to_le_bytes());
+        chunk.copy_from_slice(&rng.next_u64().to_le_bytes());
     }
     out
 }
@@ -198,12 +205,7 @@ fn check_steps(
     heartbeat: &(dyn Fn() + Sync),
 ) -> PropOutcome {
     let Some(&lib) = libs.first() else {
-        return PropOutcome::Fail {
-            minimal: Workload::new(Vec::new()),
-            message: "no official version given".to_string(),
-            saved: None,
-            repro_line: String::new(),
-        };
+        return PropOutcome::failed("no official version given");
     };
     let mut config = Config {
         cases: cfg.cases,
@@ -273,24 +275,16 @@ fn check_steps(
         divergent.into_inner().unwrap_or_else(|p| p.into_inner());
     let (passed_cases, stats) = totals.into_inner().unwrap_or_else(|p| p.into_inner());
     match result {
-        Ok(()) if passed_cases == 0 => PropOutcome::Fail {
-            minimal: Workload::new(Vec::new()),
-            message: "no case ran (a property that ran nothing has not passed)".to_string(),
-            saved: None,
-            repro_line: String::new(),
-        },
+        Ok(()) if passed_cases == 0 => {
+            PropOutcome::failed("no case ran (a property that ran nothing has not passed)")
+        }
         Ok(()) => PropOutcome::Pass {
             cases: passed_cases,
             stats,
             divergent_cases,
             divergence_example,
         },
-        Err(TestError::Abort(reason)) => PropOutcome::Fail {
-            minimal: Workload::new(Vec::new()),
-            message: format!("aborted: {reason}"),
-            saved: None,
-            repro_line: String::new(),
-        },
+        Err(TestError::Abort(reason)) => PropOutcome::failed(format!("aborted: {reason}")),
         Err(TestError::Fail(reason, repro)) => {
             let (saved, repro_line) = if cfg.save_failures {
                 save_minimal(libs, &repro, reader, &cfg.failures_dir)
