@@ -7,11 +7,11 @@
 use std::path::Path;
 
 use conformance::fault::cli::{states_from_env, STATES_VAR};
-use conformance::fault::reads::{read_reader, ReaderOutcome};
 use conformance::fault::section::FaultSection;
 use conformance::fault::suite::{judge_state, run_suite, SuiteConfig, Target};
 use conformance::judge::exceptions::TABLE;
 use conformance::judge::state::Verdict;
+use conformance::sides::reads::{read_reader, ReaderOutcome};
 use conformance::vocab::STORE_ID;
 use conformance::writer::child::ChildExe;
 use conformance::writer::Kill;

@@ -1,7 +1,10 @@
 //! No two modules import each other, in `conformance` or in `mmkv-reader` (data flows one
 //! way; README "Layout"). A file's module path is its path under `src/` (`fault/suite.rs` is
 //! `fault::suite`, `judge/mod.rs` is `judge`); a file imports another when it names a `crate::`
-//! path into it (`use` or inline; comments and doc links do not count). Any mutual pair fails.
+//! path into it (`use` or inline; comments, doc links and unit-test modules do not count). Any
+//! mutual pair fails,
+//! between files and between top-level folders (`judge` and `sides` are layers: when a file of
+//! one imports the other, no file of the other imports back).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -87,8 +90,10 @@ fn expand(prefix: &str, s: &str, out: &mut Vec<String>) {
     }
 }
 
-/// Mutual pairs (sorted) of the crate whose sources are in `src`.
-fn mutual_imports(src: &Path) -> BTreeSet<(String, String)> {
+/// Mutual pairs (sorted) of the crate whose sources are in `src`, between modules cut to their
+/// first `depth` components (`usize::MAX`: whole module paths).
+fn mutual_imports(src: &Path, depth: usize) -> BTreeSet<(String, String)> {
+    let cut = |m: &str| m.split("::").take(depth).collect::<Vec<_>>().join("::");
     let mut files = Vec::new();
     rust_files(src, &mut files);
     let modules: BTreeSet<String> = files.iter().map(|f| module_of(src, f)).collect();
@@ -96,7 +101,10 @@ fn mutual_imports(src: &Path) -> BTreeSet<(String, String)> {
     for f in &files {
         let from = module_of(src, f);
         let text = std::fs::read_to_string(f).expect("read source");
-        // Comments (doc links included) name modules without importing them.
+        // Comments (doc links included) name modules without importing them, and a file's
+        // unit tests (its last item: clippy's `items_after_test_module`) may use test helpers
+        // that import the file back.
+        let text = text.split("#[cfg(test)]\nmod tests").next().unwrap_or("");
         let code: String = text
             .lines()
             .map(|l| l.split("//").next().unwrap_or(""))
@@ -112,8 +120,9 @@ fn mutual_imports(src: &Path) -> BTreeSet<(String, String)> {
                 }
                 parts.pop();
             };
+            let (from, to) = (cut(&from), cut(&to));
             if !to.is_empty() && to != from {
-                imports.entry(from.clone()).or_default().insert(to);
+                imports.entry(from).or_default().insert(to);
             }
         }
     }
@@ -129,7 +138,7 @@ fn mutual_imports(src: &Path) -> BTreeSet<(String, String)> {
 }
 
 fn check(name: &str, src: &Path) {
-    let found = mutual_imports(src);
+    let found = mutual_imports(src, usize::MAX);
     assert!(
         !found.is_empty() || src.join("lib.rs").exists(),
         "{name}: no sources found in {}",
@@ -138,6 +147,11 @@ fn check(name: &str, src: &Path) {
     assert!(
         found.is_empty(),
         "{name}: modules that import each other: {found:?}"
+    );
+    let folders = mutual_imports(src, 1);
+    assert!(
+        folders.is_empty(),
+        "{name}: top-level modules that import each other: {folders:?}"
     );
 }
 
@@ -156,9 +170,24 @@ fn the_checker_sees_imports() {
     std::fs::write(dir.path().join("lib.rs"), "mod a; mod b;").unwrap();
     std::fs::write(dir.path().join("a.rs"), "use crate::b::X;").unwrap();
     std::fs::write(dir.path().join("b.rs"), "fn f() { crate::a::g() }").unwrap();
-    let found = mutual_imports(dir.path());
+    let found = mutual_imports(dir.path(), usize::MAX);
     assert_eq!(
         found.into_iter().collect::<Vec<_>>(),
+        [("a".to_string(), "b".to_string())]
+    );
+    // Folders: a/x.rs imports b::y, b/y.rs imports a::z; no file pair is mutual.
+    std::fs::create_dir(dir.path().join("a")).unwrap();
+    std::fs::create_dir(dir.path().join("b")).unwrap();
+    std::fs::write(dir.path().join("a.rs"), "mod x; mod z;").unwrap();
+    std::fs::write(dir.path().join("b.rs"), "mod y;").unwrap();
+    std::fs::write(dir.path().join("a/x.rs"), "use crate::b::y::Y;").unwrap();
+    std::fs::write(dir.path().join("b/y.rs"), "use crate::a::z::Z;").unwrap();
+    std::fs::write(dir.path().join("a/z.rs"), "").unwrap();
+    assert!(mutual_imports(dir.path(), usize::MAX).is_empty());
+    assert_eq!(
+        mutual_imports(dir.path(), 1)
+            .into_iter()
+            .collect::<Vec<_>>(),
         [("a".to_string(), "b".to_string())]
     );
 }

@@ -6,12 +6,12 @@
 use std::path::Path;
 
 use conformance::fault::cli::states_from_env;
-use conformance::fault::reads::{read_reader, ReaderFn, ReaderOutcome, Reads};
 use conformance::judge::state::disagrees;
 use conformance::powerloss::record::record;
 use conformance::powerloss::suite::{
     judge_files, recording_states, replay, run_powerloss, PowerlossConfig,
 };
+use conformance::sides::reads::{read_reader, ReaderFn, ReaderOutcome, Reads};
 use conformance::vocab::STORE_ID;
 use conformance::writer::child::ChildExe;
 use conformance::{Features, StoreKind};

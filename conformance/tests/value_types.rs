@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use conformance::corpus::golden::{Entry, TypedEntry};
-use conformance::fault::reads::{read_payload, Reads};
+use conformance::sides::reads::{read_payload, Reads};
 use conformance::vocab::value::{Value, ValueType};
 use conformance::vocab::SplitMix;
 use mmkv_reader::test_support::{encode_value, sample_values};

@@ -88,7 +88,7 @@ pub struct Store {
     meta_map: MetaMap,
     current: ArcSwap<SnapshotData>,
     /// Each reading thread's cached snapshot (the check-on-read fast path, see `crate::sys::slots`).
-    local: Slots,
+    local: Slots<SnapshotData>,
     reload: Mutex<ReloadState>,
     last_error: Mutex<Option<Error>>,
     /// The most recent failed reload's error, kept when later reloads succeed.
@@ -201,7 +201,7 @@ impl Store {
     /// this thread's cached snapshot, when its meta triple is the mapped one (no atomic
     /// read-modify-write, nothing shared written).
     #[inline]
-    fn checked(&self) -> Pinned<'_> {
+    fn checked(&self) -> Pinned<'_, SnapshotData> {
         if let Some(slot) = self.local.get() {
             let mapped = self.mapped_triple();
             if let Some(p) = slot.pin_if(|s| s.observed == mapped) {
@@ -215,7 +215,7 @@ impl Store {
     /// the meta changed), cached in this thread's slot.
     #[cold]
     #[inline(never)]
-    fn checked_slow(&self) -> Pinned<'_> {
+    fn checked_slow(&self) -> Pinned<'_, SnapshotData> {
         let cur = self.checked_arc();
         self.local.install(cur)
     }

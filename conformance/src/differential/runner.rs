@@ -53,8 +53,9 @@ use crate::judge::compare::{
     Mismatch, ReaderReads, ReaderSide,
 };
 use crate::judge::exceptions::{accepted, v, Difference, Exception, Scope};
+use crate::judge::process_hold::hold_process;
 use crate::judge::recognise::{inline_misload, writeback_clobbered, RegionStart, StoreFiles};
-use crate::sides::official::{hold_process, OfficialLib, OfficialStore};
+use crate::sides::official::{OfficialLib, OfficialStore};
 use crate::sides::view::{ReaderFactory, ReaderView};
 use crate::vocab::clock::{now_secs, sleep_until_secs};
 use crate::vocab::kind::{ModeKind, StoreKind};

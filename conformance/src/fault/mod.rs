@@ -9,9 +9,7 @@
 //! ours. `conformance report` runs the suite and carries its [`section::FaultSection`].
 //!
 //! - [`damage`]: truncations, bit flips, a missing meta file;
-//! - [`official`]: the official reads of a state (child side and parent side);
-//! - [`reads`]: what one side read (the reader paths `Store` and `mmkv dump`), and its
-//!   one-line encoding;
+//! - the reads of a state by each side: [`crate::sides::reads`], [`crate::fault::official`];
 //! - [`suite`]: the run (`cargo test -p conformance --test faults`);
 //! - [`summary`]: its judged states and counts;
 //! - [`section`]: its result as the report and `conformance faults run` show it;
@@ -20,7 +18,6 @@
 pub mod cli;
 pub mod damage;
 pub mod official;
-pub mod reads;
 pub mod section;
 pub mod suite;
 pub mod summary;

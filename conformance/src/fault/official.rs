@@ -8,25 +8,12 @@ use std::path::Path;
 use mmkv_sys::ErrorStrategy;
 
 use crate::error::{Error, Result};
-use crate::fault::reads::Reads;
 use crate::sides::official::OfficialLib;
+use crate::sides::reads::{OfficialOutcome, Reads};
 use crate::sides::sys::SysLib;
 use crate::vocab::kind::StoreKind;
 use crate::vocab::STORE_ID;
 use crate::writer::child::{run_watched, ChildExe, CHILD_TIMEOUT};
-
-/// What the official library did with one damaged state and one strategy.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OfficialOutcome {
-    /// It opened the store and read these keys and values.
-    Read(Reads),
-    /// `mmkvWithID` failed or a call threw (message).
-    Failed(String),
-    /// The child died (by signal, or exited abnormally) before reporting (description).
-    Crashed(String),
-    /// The child did not finish within [`CHILD_TIMEOUT`].
-    Hung,
-}
 
 /// Strategy name on the command line and in reports.
 pub fn strategy_name(s: ErrorStrategy) -> &'static str {

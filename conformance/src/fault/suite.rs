@@ -9,13 +9,13 @@ use mmkv_sys::ErrorStrategy;
 
 use crate::error::{Error, Result};
 use crate::fault::damage::Damage;
-use crate::fault::official::{spawn_reads, strategy_name, OfficialOutcome};
-use crate::fault::reads::{read_reader, ReaderFn};
+use crate::fault::official::{spawn_reads, strategy_name};
 use crate::fault::summary::{StateRecord, Summary};
 use crate::judge::exceptions::Scope;
 use crate::judge::recognise::copy_store;
 use crate::judge::state::{disagrees, judge_outcomes, upstream, Verdicts};
 use crate::sides::official::OfficialLib;
+use crate::sides::reads::{read_reader, OfficialOutcome, ReaderFn};
 use crate::sides::sys::{built_tags, SysLib};
 use crate::vocab::kind::{Features, StoreKind};
 use crate::vocab::pool::{default_jobs, run_in_order};

@@ -7,8 +7,8 @@ use mmkv_sys::ErrorStrategy;
 
 use crate::fault::damage::Damage;
 use crate::fault::official::strategy_name;
-use crate::fault::reads::ReaderPath;
 use crate::judge::state::{disagrees, upstream, Verdict, Verdicts};
+use crate::sides::reads::ReaderPath;
 use crate::vocab::kind::StoreKind;
 use crate::writer::Kill;
 

@@ -4,9 +4,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use crate::error::Result;
-use crate::fault::reads::read_payload;
 use crate::judge::exceptions::{accepted, count_uses, Difference, Scope};
 use crate::sides::official::OfficialStore;
+use crate::sides::reads::read_payload;
 use crate::sides::view::ReaderView;
 use crate::vocab::kind::Features;
 use crate::vocab::value::{show, Value, ValueType};

@@ -6,9 +6,12 @@
 //! - [`exceptions`]: the one table of accepted differences (differential runs, live writers,
 //!   fault suite);
 //! - [`recognise`]: the precise check behind each row;
-//! - [`state`]: the verdict on one damaged state of the fault suite.
+//! - [`state`]: the verdict on one damaged state of the fault suite;
+//! - [`process_hold`]: runs of the versions that lose their process lock hold the process
+//!   alone.
 
 pub mod compare;
 pub mod exceptions;
+pub mod process_hold;
 pub mod recognise;
 pub mod state;

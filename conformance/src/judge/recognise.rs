@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use mmkv_sys::ErrorStrategy;
 
 use crate::error::{Error, Result};
-use crate::fault::reads::{open_store, Reads};
 use crate::judge::exceptions::{accepted, Difference, Exception, Scope};
+use crate::sides::reads::{open_store, Reads};
 use crate::vocab::kind::StoreKind;
 use crate::vocab::{le32, STORE_ID};
 

@@ -9,14 +9,13 @@ use std::path::Path;
 use mmkv_sys::ErrorStrategy;
 
 use crate::error::Result;
-use crate::fault::official::OfficialOutcome;
-use crate::fault::reads::{read_dump, ReaderFn, ReaderOutcome, ReaderPath, Reads};
 use crate::judge::compare::agrees;
 use crate::judge::exceptions::{accepted, count_uses, Difference, Scope};
 use crate::judge::recognise::{
     copy_store, crypt_loader_misjudged_in, empty_payload_keys, meta_version, overlong_lazy_keys,
     rewrite_specious_meta, zero_fill_like_official,
 };
+use crate::sides::reads::{read_dump, OfficialOutcome, ReaderFn, ReaderOutcome, ReaderPath, Reads};
 use crate::vocab::kind::{Features, StoreKind};
 use crate::vocab::value::show;
 use crate::vocab::STORE_ID;

@@ -12,8 +12,7 @@ use std::path::{Path, PathBuf};
 use mmkv_sys::ErrorStrategy;
 
 use crate::error::{Error, Result};
-use crate::fault::official::{spawn_reads, strategy_name, OfficialOutcome};
-use crate::fault::reads::{open_store, read_reader, ReaderFn, ReaderPath};
+use crate::fault::official::{spawn_reads, strategy_name};
 use crate::fault::suite::{targets, Target};
 use crate::fault::summary::verdicts_line;
 use crate::judge::state::{disagrees, judge_outcomes, Verdict};
@@ -21,6 +20,7 @@ use crate::powerloss::judged::{Judged, Verdicts};
 use crate::powerloss::record::{record, Recording};
 use crate::powerloss::section::PowerlossSection;
 use crate::powerloss::states::{base_image, states_at, CrashState};
+use crate::sides::reads::{open_store, read_reader, OfficialOutcome, ReaderFn, ReaderPath};
 use crate::sides::sys::built_tags;
 use crate::vocab::kind::StoreKind;
 use crate::vocab::pool::{default_jobs, run_in_order, run_ordered};

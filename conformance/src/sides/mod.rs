@@ -4,9 +4,13 @@
 //!   `OfficialStore`), and the process hold of the versions that must not share a process;
 //! - [`sys`]: its implementation over `mmkv-sys`;
 //! - [`view`]: the reader side, as a trait (tests inject broken readers through it);
-//! - [`reader`]: its implementation over `mmkv_reader::Store`.
+//! - [`reader`]: its implementation over `mmkv_reader::Store`;
+//! - [`reads`]: what one side read from a store's files (the reader paths `Store` and
+//!   `mmkv dump`; the official outcome, read in a child process by [`crate::fault::official`]),
+//!   and its one-line encoding.
 
 pub mod official;
 pub mod reader;
+pub mod reads;
 pub mod sys;
 pub mod view;

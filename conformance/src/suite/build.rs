@@ -11,7 +11,7 @@ use mmkv_sys::ErrorStrategy;
 
 use crate::corpus::golden::{corpus_root, Manifest, TypedEntry};
 use crate::error::{Error, Result};
-use crate::fault::official::OfficialOutcome;
+use crate::sides::reads::OfficialOutcome;
 use crate::sides::sys::{built_versions, SysLib};
 use crate::suite::case::{
     manifest_entries, Answer, Case, Class, Entry, Era, Open, VersionAnswer, CASES_DIR, DATA_FILE,

@@ -11,8 +11,8 @@ use mmkv_sys::ErrorStrategy;
 
 use crate::corpus::golden::{Entry as ManifestEntry, TypedEntry};
 use crate::error::{Error, Result};
-use crate::fault::official::{spawn_reads, OfficialOutcome};
-use crate::fault::reads::Reads;
+use crate::fault::official::spawn_reads;
+use crate::sides::reads::{OfficialOutcome, Reads};
 use crate::suite::case::Entry;
 use crate::vocab::kind::StoreKind;
 use crate::vocab::names::STORE_ID;

@@ -8,7 +8,8 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::fault::damage::{Damage, Mutation, Which};
-use crate::sides::official::{hold_process, OfficialLib};
+use crate::judge::process_hold::hold_process;
+use crate::sides::official::OfficialLib;
 use crate::suite::official::Files;
 use crate::vocab::kind::{Features, StoreKind};
 use crate::vocab::names::STORE_ID;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use mmkv_sys::ErrorStrategy;
 
 use crate::error::Result;
-use crate::fault::official::OfficialOutcome;
+use crate::sides::reads::OfficialOutcome;
 use crate::sides::sys::built_versions;
 use crate::suite::case::{load_all, Case, Class, Entry, DATA_FILE, META_FILE};
 use crate::suite::official::{describe, differences, run_jobs, Files, Job};

@@ -33,7 +33,7 @@ impl std::ops::Deref for Snapshot {
 /// not for long: while one is alive on a thread, that thread's reads of a changed store fall
 /// back to reference counting. Use [`SnapshotRef::to_snapshot`] to keep the state longer.
 pub struct SnapshotRef<'a> {
-    pub(crate) pin: crate::sys::slots::Pinned<'a>,
+    pub(crate) pin: crate::sys::slots::Pinned<'a, SnapshotData>,
 }
 
 impl std::ops::Deref for SnapshotRef<'_> {

@@ -21,8 +21,6 @@ use std::sync::Arc;
 
 use thread_local::ThreadLocal;
 
-use crate::snapshot::SnapshotData;
-
 /// Ids of [`Slots`], never reused in a process (0 is "none").
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -30,16 +28,19 @@ thread_local! {
     /// The (id, slot) of the [`Slots`] this thread used last: a hit skips the
     /// `ThreadLocal` lookup (thread id, bucket, presence flag). The pointer is dangling only
     /// with id 0, which no `Slots` has (a `NonNull`, so a hit needs no null test).
-    static LAST: Cell<(u64, NonNull<Slot>)> = const { Cell::new((0, NonNull::dangling())) };
+    /// The slot's type is erased (a `thread_local` is not generic); the id says which
+    /// `Slots<T>` it belongs to, and so its `T`.
+    static LAST: Cell<(u64, NonNull<()>)> = const { Cell::new((0, NonNull::dangling())) };
 }
 
-/// One store's per-thread slots, with a one-entry cache of the calling thread's slot.
-pub(crate) struct Slots {
+/// One store's per-thread slots, with a one-entry cache of the calling thread's slot. Generic
+/// in what a slot holds (the store's snapshot type) so that this module knows nothing of it.
+pub(crate) struct Slots<T: Send + Sync> {
     id: u64,
-    slots: ThreadLocal<Slot>,
+    slots: ThreadLocal<Slot<T>>,
 }
 
-impl Default for Slots {
+impl<T: Send + Sync> Default for Slots<T> {
     fn default() -> Self {
         Slots {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
@@ -48,37 +49,38 @@ impl Default for Slots {
     }
 }
 
-impl Slots {
+impl<T: Send + Sync> Slots<T> {
     /// This thread's slot, if it has one.
     #[inline]
-    pub(crate) fn get(&self) -> Option<&Slot> {
+    pub(crate) fn get(&self) -> Option<&Slot<T>> {
         let (id, slot) = LAST.with(Cell::get);
         if id == self.id {
             // SAFETY: `LAST` holds `self.id` only when it was set below from `self.slots` on
             // this thread; ids are never reused, so `self` is the `Slots` that owns the slot,
             // and `ThreadLocal` never moves or frees an entry while it is alive (that needs
-            // `&mut self`). The slot is this thread's own (see `Slot::pin_if`).
-            return Some(unsafe { slot.as_ref() });
+            // `&mut self`). The slot is this thread's own (see `Slot::pin_if`), and a
+            // `Slot<T>`: the pointer was erased from one below, by the `Slots<T>` of this id.
+            return Some(unsafe { slot.cast::<Slot<T>>().as_ref() });
         }
         self.get_uncached()
     }
 
     #[cold]
     #[inline(never)]
-    fn get_uncached(&self) -> Option<&Slot> {
+    fn get_uncached(&self) -> Option<&Slot<T>> {
         let slot = self.slots.get()?;
-        LAST.with(|c| c.set((self.id, NonNull::from(slot))));
+        LAST.with(|c| c.set((self.id, NonNull::from(slot).cast())));
         Some(slot)
     }
 
     /// Caches `cur` in this thread's slot (created holding it when the thread has none) and
     /// pins it (see [`Slot::install`]).
-    pub(crate) fn install(&self, cur: Arc<SnapshotData>) -> Pinned<'_> {
+    pub(crate) fn install(&self, cur: Arc<T>) -> Pinned<'_, T> {
         let slot = self.slots.get_or(|| Slot {
             snap: UnsafeCell::new(Arc::clone(&cur)),
             borrows: Cell::new(0),
         });
-        LAST.with(|c| c.set((self.id, NonNull::from(slot))));
+        LAST.with(|c| c.set((self.id, NonNull::from(slot).cast())));
         slot.install(cur)
     }
 }
@@ -86,18 +88,18 @@ impl Slots {
 /// One thread's cached snapshot of one store. Aligned to 128 bytes so that no two threads'
 /// slots share a cache line (or an adjacent-line prefetch pair).
 #[repr(align(128))]
-pub(crate) struct Slot {
+pub(crate) struct Slot<T> {
     /// Only the owning thread reads or replaces it (see [`Slot::install`]). A slot is created
     /// holding a snapshot, so a read needs no presence test.
-    snap: UnsafeCell<Arc<SnapshotData>>,
+    snap: UnsafeCell<Arc<T>>,
     /// Live [`Pinned`] borrows of `snap` on this thread.
     borrows: Cell<usize>,
 }
 
-impl Slot {
+impl<T> Slot<T> {
     /// Pins the slot's snapshot when `valid` accepts it.
     #[inline]
-    pub(crate) fn pin_if(&self, valid: impl FnOnce(&SnapshotData) -> bool) -> Option<Pinned<'_>> {
+    pub(crate) fn pin_if(&self, valid: impl FnOnce(&T) -> bool) -> Option<Pinned<'_, T>> {
         // SAFETY: the slot is reached only through `ThreadLocal::get`/`get_or`, i.e. by its own
         // thread (`Slot` is not `Sync`, so `&Slot` never crosses threads), and `snap` is only
         // written by `install` while no `Pinned` borrows it; this shared borrow ends before
@@ -110,7 +112,7 @@ impl Slot {
     }
 
     #[inline]
-    fn pin(&self, arc: &Arc<SnapshotData>) -> Pinned<'_> {
+    fn pin(&self, arc: &Arc<T>) -> Pinned<'_, T> {
         self.borrows.set(self.borrows.get() + 1);
         Pinned {
             snap: NonNull::from(&**arc),
@@ -120,7 +122,7 @@ impl Slot {
 
     /// Caches `cur` in the slot and pins it; while a borrow of the slot is live, `cur` is
     /// returned owned instead and the slot is left alone.
-    pub(crate) fn install(&self, cur: Arc<SnapshotData>) -> Pinned<'_> {
+    pub(crate) fn install(&self, cur: Arc<T>) -> Pinned<'_, T> {
         if self.borrows.get() != 0 {
             return Pinned::owned(cur);
         }
@@ -138,16 +140,16 @@ impl Slot {
 
 /// The snapshot one read (or one [`SnapshotRef`](crate::SnapshotRef)) uses: borrowed from the
 /// thread's slot, or owned. Two words: the snapshot and the slot (no slot: owned).
-pub(crate) struct Pinned<'a> {
+pub(crate) struct Pinned<'a, T> {
     /// The pinned snapshot: the slot's (counted in its `borrows`), or, without a slot, a
     /// pointer from [`Arc::into_raw`] that this pin owns one reference of.
-    snap: NonNull<SnapshotData>,
-    slot: Option<&'a Slot>,
+    snap: NonNull<T>,
+    slot: Option<&'a Slot<T>>,
 }
 
-impl Pinned<'_> {
+impl<T> Pinned<'_, T> {
     /// Holds its own reference to `arc`.
-    pub(crate) fn owned(arc: Arc<SnapshotData>) -> Pinned<'static> {
+    pub(crate) fn owned(arc: Arc<T>) -> Self {
         Pinned {
             // SAFETY: `Arc::into_raw` never returns null.
             snap: unsafe { NonNull::new_unchecked(Arc::into_raw(arc).cast_mut()) },
@@ -156,7 +158,7 @@ impl Pinned<'_> {
     }
 
     /// Another reference to the pinned snapshot.
-    pub(crate) fn to_arc(&self) -> Arc<SnapshotData> {
+    pub(crate) fn to_arc(&self) -> Arc<T> {
         match self.slot {
             // SAFETY: own thread (see `Slot::pin_if`); the slot's snapshot is not replaced
             // while this pin is counted.
@@ -175,17 +177,17 @@ impl Pinned<'_> {
     }
 }
 
-impl std::ops::Deref for Pinned<'_> {
-    type Target = SnapshotData;
+impl<T> std::ops::Deref for Pinned<'_, T> {
+    type Target = T;
     #[inline]
-    fn deref(&self) -> &SnapshotData {
+    fn deref(&self) -> &T {
         // SAFETY: `snap` points to a snapshot kept alive by the `Arc` reference this pin owns
         // or by the slot's, which is not replaced while this pin is counted.
         unsafe { self.snap.as_ref() }
     }
 }
 
-impl Drop for Pinned<'_> {
+impl<T> Drop for Pinned<'_, T> {
     #[inline]
     fn drop(&mut self) {
         match self.slot {

@@ -11,6 +11,19 @@ use crate::vocab::kind::{Features, StoreKind};
 use crate::vocab::value::{hex_bytes, Value, ValueType};
 use crate::vocab::STORE_ID;
 
+/// What the official library did with one damaged state and one strategy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OfficialOutcome {
+    /// It opened the store and read these keys and values.
+    Read(Reads),
+    /// `mmkvWithID` failed or a call threw (message).
+    Failed(String),
+    /// The child died (by signal, or exited abnormally) before reporting (description).
+    Crashed(String),
+    /// The child did not finish within [`CHILD_TIMEOUT`].
+    Hung,
+}
+
 /// The reader's side of a state: its reads, or the typed error it refused the store with.
 pub type ReaderOutcome = std::result::Result<Reads, String>;
 
