@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Suite driver for mmkv_reader.compat (the drop-in for mmkv_parser):
-`python3 mmkv_reader_compat.py CASE_DIR`.
+`python3 mmkv_reader_compat.py CASE_DIR` (batch mode: MMKV_SUITE_BATCH=1, no CASE_DIR).
 
 read_dict() gives the live keys, read_entries() (file order, the last record wins) their
 payloads; keys come back as str decoded with surrogateescape. The drop-in locates the region as
@@ -18,7 +18,7 @@ def raw(key):
     return key if isinstance(key, bytes) else key.encode("utf-8", "surrogateescape")
 
 
-def main(case_dir):
+def answer(case_dir):
     with open(os.path.join(case_dir, "case.json")) as f:
         opening = json.load(f)["open"]
     key_hex = opening["crypt_key_hex"]
@@ -28,11 +28,21 @@ def main(case_dir):
         live = compat.read_dict(path, **args)
         payloads = {raw(k): v for k, v in compat.read_entries(path, **args)}
     except compat.MMKVError as e:
-        print(json.dumps({"error": str(e)}))
-        return
+        return {"error": str(e)}
     entries = [{"key": raw(k).hex(), "value": payloads[raw(k)].hex()} for k in live]
-    print(json.dumps({"strategy": "recover", "entries": entries}))
+    return {"strategy": "recover", "entries": entries}
+
+
+def main(args):
+    if args or os.environ.get("MMKV_SUITE_BATCH") != "1":
+        print(json.dumps(answer(args[0])))
+        return
+    # batch mode: greet, then one answer line (with the case folder) per case folder line
+    print(json.dumps({"batch": 1}), flush=True)
+    for line in iter(sys.stdin.readline, ""):
+        case_dir = line.rstrip("\n")
+        print(json.dumps({"case": case_dir, **answer(case_dir)}), flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1:])

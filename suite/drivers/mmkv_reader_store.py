@@ -3,6 +3,7 @@
 
 The minimal example of suite/README.md: open the case's store as case.json says, print every
 live key with its value payload (hex), or the reader's error. Standard library + mmkv_reader.
+With MMKV_SUITE_BATCH=1 and no CASE_DIR it grades many cases in one process (batch mode).
 """
 import json
 import os
@@ -11,7 +12,7 @@ import sys
 import mmkv_reader
 
 
-def main(case_dir):
+def answer(case_dir):
     with open(os.path.join(case_dir, "case.json")) as f:
         opening = json.load(f)["open"]
     key_hex = opening["crypt_key_hex"]
@@ -26,10 +27,20 @@ def main(case_dir):
             for k in store.keys(raw=True)
         ]
     except mmkv_reader.MMKVReaderError as e:
-        print(json.dumps({"error": str(e)}))
+        return {"error": str(e)}
+    return {"entries": entries}
+
+
+def main(args):
+    if args or os.environ.get("MMKV_SUITE_BATCH") != "1":
+        print(json.dumps(answer(args[0])))
         return
-    print(json.dumps({"entries": entries}))
+    # batch mode: greet, then one answer line (with the case folder) per case folder line
+    print(json.dumps({"batch": 1}), flush=True)
+    for line in iter(sys.stdin.readline, ""):
+        case_dir = line.rstrip("\n")
+        print(json.dumps({"case": case_dir, **answer(case_dir)}), flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1:])

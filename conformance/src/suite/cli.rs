@@ -13,7 +13,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::suite::case::{suite_root, Class, Era};
-use crate::suite::grade::{grade_all, ReaderSpec};
+use crate::suite::driver::{DriverStats, ReaderSpec};
+use crate::suite::grade::grade_all;
 use crate::writer::child::ChildExe;
 use clap::Subcommand;
 
@@ -158,6 +159,7 @@ pub fn main(cmd: SuiteCmd) -> ExitCode {
             require_pass,
             only,
         } => {
+            let stats = DriverStats::default();
             let report = match grade_all(
                 &root(suite),
                 &readers,
@@ -165,6 +167,7 @@ pub fn main(cmd: SuiteCmd) -> ExitCode {
                 Duration::from_secs_f64(timeout),
                 threads(jobs),
                 true,
+                &stats,
             ) {
                 Ok(r) => r,
                 Err(e) => {
@@ -174,7 +177,13 @@ pub fn main(cmd: SuiteCmd) -> ExitCode {
             };
             let table = report.table();
             print!("{table}");
-            eprintln!("graded in {:.0} s", report.seconds);
+            eprintln!(
+                "graded in {:.0} s: {} driver processes, {} of {} results from one process per case",
+                report.seconds,
+                stats.processes.load(std::sync::atomic::Ordering::Relaxed),
+                stats.alone.load(std::sync::atomic::Ordering::Relaxed),
+                report.cases.len() * readers.len()
+            );
             let mut ok = true;
             if let Some(p) = json {
                 if let Err(e) = write_json(&p, &report) {

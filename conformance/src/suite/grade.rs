@@ -2,9 +2,7 @@
 //! `suite/README.md`), in parallel with a per-case timeout, and classifies each result.
 
 use std::collections::BTreeMap;
-use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -12,8 +10,11 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::suite::case::{load_all, Case, Class, Entry, Era};
+use crate::suite::driver::{Driver, DriverStats, Got, Output, ReaderSpec, Speaks};
 use crate::vocab::pool::run_ordered;
-use crate::writer::child::{in_own_group, last_line, run_watched};
+
+/// Cases one batch driver process is given (a work item of the pool; 1,998 cases make 20).
+const BATCH_CASES: usize = 100;
 
 /// How a reader did on one case.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -64,45 +65,6 @@ impl Grade {
         }
     }
 }
-
-/// A reader under test: `NAME=COMMAND` (run as `sh -c 'COMMAND "$1"' sh CASE_DIR`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReaderSpec {
-    /// Its name in the table.
-    pub name: String,
-    /// The shell command; the case folder is appended as one argument.
-    pub command: String,
-}
-
-impl std::str::FromStr for ReaderSpec {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<ReaderSpec, String> {
-        let (name, command) = s
-            .split_once('=')
-            .ok_or_else(|| format!("expected NAME=COMMAND, got {s:?}"))?;
-        if name.is_empty() || command.trim().is_empty() {
-            return Err(format!("expected NAME=COMMAND, got {s:?}"));
-        }
-        Ok(ReaderSpec {
-            name: name.to_string(),
-            command: command.to_string(),
-        })
-    }
-}
-
-/// What a driver printed, parsed.
-#[derive(Debug, Clone, PartialEq)]
-enum Output {
-    /// key hex -> (payload hex, type, value); true when the driver reads with
-    /// `OnErrorRecover` (`"strategy": "recover"`).
-    Entries(Got, bool),
-    Error(String),
-    Crash(String),
-    Timeout,
-}
-
-/// What a driver listed: key hex -> (payload hex, type, typed value).
-type Got = BTreeMap<String, (String, Option<String>, Option<serde_json::Value>)>;
 
 /// One graded case.
 #[derive(Debug, Clone, Serialize)]
@@ -178,73 +140,6 @@ fn class_name(c: Class) -> &'static str {
         Class::MustNotRead => "must_not_read",
         Class::VersionDependent => "version_dependent",
     }
-}
-
-/// Runs `command` on `dir` with a timeout; the driver runs in its own process group, killed
-/// whole on timeout.
-fn run_driver(command: &str, dir: &Path, timeout: Duration) -> Output {
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg(format!("{command} \"$1\""))
-        .arg("sh")
-        .arg(dir);
-    in_own_group(&mut cmd);
-    let run = match run_watched(cmd, timeout, None, true) {
-        Ok(run) => run,
-        Err(e) => return Output::Crash(format!("cannot start: {e}")),
-    };
-    let Some(status) = run.status else {
-        return Output::Timeout;
-    };
-    let stdout = run.lines.join("\n");
-    let stderr = run.stderr;
-    let last = |s: &str| last_line(s, 200);
-    if let Some(sig) = status.signal() {
-        return Output::Crash(format!("signal {sig}"));
-    }
-    let code = status.code().unwrap_or(-1);
-    if (129..=159).contains(&code) {
-        return Output::Crash(format!("exit {code} (signal {} in the shell)", code - 128));
-    }
-    if let Some(at) = stderr.find("panicked at") {
-        // the panic line and its message (the next line)
-        let panic: Vec<&str> = stderr[at..].lines().take(2).collect();
-        return Output::Crash(panic.join(": ").chars().take(200).collect());
-    }
-    if stderr.contains("Traceback (most recent call last)") {
-        return Output::Crash(last(&stderr));
-    }
-    match parse_output(stdout.as_bytes()) {
-        Some(o) => o,
-        None if code != 0 => Output::Crash(format!("exit {code}: {}", last(&stderr))),
-        None => Output::Error(format!(
-            "output is not the protocol's JSON: {}",
-            last(&stdout)
-        )),
-    }
-}
-
-fn parse_output(stdout: &[u8]) -> Option<Output> {
-    let v: serde_json::Value = serde_json::from_slice(stdout).ok()?;
-    if let Some(e) = v.get("error") {
-        if !e.is_null() {
-            return Some(Output::Error(
-                e.as_str()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| e.to_string()),
-            ));
-        }
-    }
-    let mut out = BTreeMap::new();
-    for e in v.get("entries")?.as_array()? {
-        let key = e.get("key")?.as_str()?.to_ascii_lowercase();
-        let value = e.get("value")?.as_str()?.to_ascii_lowercase();
-        let ty = e.get("type").and_then(|t| t.as_str()).map(str::to_string);
-        let typed = e.get("typed").cloned();
-        out.insert(key, (value, ty, typed));
-    }
-    let recover = v.get("strategy").and_then(|s| s.as_str()) == Some("recover");
-    Some(Output::Entries(out, recover))
 }
 
 /// Compares entries with an expected answer.
@@ -347,7 +242,8 @@ fn grade(case: &Case, out: &Output) -> Result1 {
     }
 }
 
-/// Grades every case under `root` (whose name contains `only`) with every reader.
+/// Grades every case under `root` (whose name contains `only`) with every reader; `stats`
+/// counts the driver processes.
 pub fn grade_all(
     root: &Path,
     readers: &[ReaderSpec],
@@ -355,6 +251,7 @@ pub fn grade_all(
     timeout: Duration,
     threads: usize,
     progress: bool,
+    stats: &DriverStats,
 ) -> Result<GradeReport> {
     let started = Instant::now();
     let cases: Vec<(PathBuf, Case)> = load_all(root)?
@@ -364,21 +261,45 @@ pub fn grade_all(
     if cases.is_empty() {
         return Err(Error::Other(format!("no case under {}", root.display())));
     }
-    let work: Vec<(usize, usize)> = (0..cases.len())
-        .flat_map(|c| (0..readers.len()).map(move |r| (c, r)))
+    // Work items: (reader, a run of cases), each run through one batch driver process at a time
+    // (suite::driver), readers interleaved.
+    let runs: Vec<std::ops::Range<usize>> = (0..cases.len())
+        .step_by(BATCH_CASES)
+        .map(|a| a..cases.len().min(a + BATCH_CASES))
         .collect();
-    let total = work.len();
+    let work: Vec<(usize, std::ops::Range<usize>)> = runs
+        .iter()
+        .flat_map(|run| (0..readers.len()).map(move |r| (r, run.clone())))
+        .collect();
+    let total = cases.len() * readers.len();
     let done = AtomicUsize::new(0);
-    let mut results = run_ordered(work, threads, |(c, r)| {
-        let (dir, case) = &cases[c];
-        let g = grade(case, &run_driver(&readers[r].command, dir, timeout));
-        let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-        if progress && n.is_multiple_of(500) {
-            eprintln!("suite grade: {n}/{total}");
+    let speaks: Vec<Speaks> = readers.iter().map(|_| Speaks::default()).collect();
+    let graded = run_ordered(work, threads, |(r, run)| {
+        let driver = Driver {
+            command: &readers[r].command,
+            timeout,
+            speaks: &speaks[r],
+            stats,
+        };
+        let dirs: Vec<&Path> = cases[run.clone()]
+            .iter()
+            .map(|(d, _)| d.as_path())
+            .collect();
+        let outputs = driver.outputs(&dirs);
+        let before = done.fetch_add(outputs.len(), Ordering::Relaxed);
+        if progress && before / 500 != (before + outputs.len()) / 500 {
+            eprintln!("suite grade: {}/{total}", before + outputs.len());
         }
-        g
-    })
-    .into_iter();
+        (r, run.start, outputs)
+    });
+    // results[case][reader]
+    let mut results: Vec<Vec<Option<Result1>>> = vec![vec![None; readers.len()]; cases.len()];
+    for (r, start, outputs) in graded {
+        for (c, o) in (start..).zip(outputs) {
+            results[c][r] = Some(grade(&cases[c].1, &o));
+        }
+    }
+    let mut results = results.into_iter().flatten();
     let mut rows: Vec<ReaderRow> = readers
         .iter()
         .map(|r| ReaderRow {
@@ -405,6 +326,7 @@ pub fn grade_all(
         for (r, reader) in readers.iter().enumerate() {
             let g = results
                 .next()
+                .flatten()
                 .unwrap_or_else(|| Result1::new(Grade::Crash, "not run"));
             let rr = &mut rows[r];
             *rr.counts.entry(g.grade.name()).or_default() += 1;
@@ -494,43 +416,5 @@ impl GradeReport {
             }
         }
         out
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn driver_outputs_are_classified() {
-        let dir = Path::new("/");
-        let t = Duration::from_secs(5);
-        assert_eq!(
-            run_driver("kill -9 $$; echo", dir, t),
-            Output::Crash("signal 9".into())
-        );
-        assert!(
-            matches!(run_driver("echo '{\"error\": \"no\"}'; true", dir, t), Output::Error(m) if m == "no")
-        );
-        assert_eq!(
-            run_driver("sleep 20; true", dir, Duration::from_millis(200)),
-            Output::Timeout
-        );
-        assert!(matches!(
-            run_driver(
-                "echo 'thread main panicked at x' >&2; exit 101; true",
-                dir,
-                t
-            ),
-            Output::Crash(_)
-        ));
-        match run_driver(
-            "echo '{\"entries\": [{\"key\": \"6B\", \"value\": \"01\"}]}'; true",
-            dir,
-            t,
-        ) {
-            Output::Entries(e, false) => assert_eq!(e["6b"].0, "01"),
-            o => panic!("{o:?}"),
-        }
     }
 }

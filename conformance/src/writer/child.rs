@@ -3,7 +3,8 @@
 //! timeout ([`Running::next_line`]) and a watchdog can kill a child that stops making
 //! progress ([`run_watched`]: a total timeout, or one per heartbeat line). The report's cells,
 //! the fault suite's official reads and writers, the live writer, the robustness tests' writer
-//! and `suite grade`'s drivers (in their own process group) all run through here.
+//! and `suite grade`'s drivers (in their own process group, one case per process or many
+//! through stdin in batch mode) all run through here.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::os::unix::process::CommandExt as _;
@@ -136,6 +137,11 @@ impl Running {
         writeln!(stdin, "{line}")
             .and_then(|()| stdin.flush())
             .map_err(|e| Error::Other(format!("{}: writing stdin: {e}", self.what)))
+    }
+
+    /// Closes the child's stdin (it reads end of file), e.g. to end a batch driver.
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
     }
 
     /// Whether the child has exited.

@@ -3,7 +3,8 @@
 //! JSON (suite/README.md). Encrypted stores: the `.crc` header, the data cut to the header's
 //! size, `cipher::decrypt` with the key bytes as given, then `parse_mmkv`. The crate has no
 //! AES-256 and no expiry handling; what it returns is printed as it is, and its panics are
-//! left to the grader (a crash).
+//! left to the grader (a crash). With `MMKV_SUITE_BATCH=1` and no argument it answers many
+//! cases in one process (batch mode, suite/README.md).
 
 use std::path::Path;
 
@@ -44,12 +45,9 @@ fn read(dir: &Path) -> Result<Pairs, String> {
         .collect())
 }
 
-fn main() {
-    let Some(dir) = std::env::args_os().nth(1) else {
-        eprintln!("usage: mmkv-parser-driver CASE_DIR");
-        std::process::exit(2);
-    };
-    let out = match read(Path::new(&dir)) {
+/// The protocol's object for one case.
+fn answer(dir: &Path) -> serde_json::Value {
+    match read(dir) {
         Ok(entries) => {
             let items: Vec<serde_json::Value> = entries
                 .iter()
@@ -58,6 +56,34 @@ fn main() {
             serde_json::json!({ "entries": items })
         }
         Err(e) => serde_json::json!({ "error": e }),
+    }
+}
+
+/// Batch mode: greets, then answers each case folder read from stdin with one line holding
+/// the folder as `"case"`. A panic ends the process, as in single mode.
+fn batch() {
+    use std::io::{BufRead as _, Write as _};
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}", serde_json::json!({"batch": 1}));
+    let _ = out.flush();
+    for line in std::io::stdin().lock().lines() {
+        let Ok(dir) = line else { break };
+        let mut v = answer(Path::new(&dir));
+        v["case"] = serde_json::Value::String(dir);
+        if writeln!(out, "{v}").and_then(|()| out.flush()).is_err() {
+            break;
+        }
+    }
+}
+
+fn main() {
+    let dir = std::env::args_os().nth(1);
+    if dir.is_none() && std::env::var_os("MMKV_SUITE_BATCH").is_some_and(|v| v == "1") {
+        return batch();
+    }
+    let Some(dir) = dir else {
+        eprintln!("usage: mmkv-parser-driver CASE_DIR (or MMKV_SUITE_BATCH=1 mmkv-parser-driver)");
+        std::process::exit(2);
     };
-    println!("{out}");
+    println!("{}", answer(Path::new(&dir)));
 }
