@@ -4,8 +4,8 @@
 //! conversion of what it read into [`Answer`] entries.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::path::Path;
-use std::sync::Mutex;
 
 use mmkv_sys::ErrorStrategy;
 
@@ -16,6 +16,7 @@ use crate::sides::reads::{OfficialOutcome, Reads};
 use crate::suite::case::Entry;
 use crate::vocab::kind::StoreKind;
 use crate::vocab::names::STORE_ID;
+use crate::vocab::pool::run_in_order;
 use crate::vocab::value::{hex_bytes, ValueType};
 use crate::writer::child::ChildExe;
 
@@ -72,7 +73,8 @@ pub struct Job<'a> {
 }
 
 /// Runs every job (grouped by version and kind, [`PER_CHILD`] per child, `threads` children at
-/// a time) and returns one outcome per job, in order.
+/// a time, on the shared pool) and returns one outcome per job, in order; the first error in
+/// the groups' order ends the run.
 pub fn run_jobs(exe: &ChildExe, jobs: &[Job<'_>], threads: usize) -> Result<Vec<OfficialOutcome>> {
     let mut groups: BTreeMap<(String, StoreKind), Vec<usize>> = BTreeMap::new();
     for (i, j) in jobs.iter().enumerate() {
@@ -84,42 +86,20 @@ pub fn run_jobs(exe: &ChildExe, jobs: &[Job<'_>], threads: usize) -> Result<Vec<
             work.push((tag.clone(), kind, chunk.to_vec()));
         }
     }
-    let results: Mutex<Vec<Option<OfficialOutcome>>> = Mutex::new(vec![None; jobs.len()]);
-    let next = Mutex::new(0usize);
-    let failure: Mutex<Option<Error>> = Mutex::new(None);
-    std::thread::scope(|s| {
-        for _ in 0..threads.max(1) {
-            s.spawn(|| loop {
-                let w = {
-                    let mut n = next.lock().unwrap_or_else(|e| e.into_inner());
-                    let i = *n;
-                    *n += 1;
-                    match work.get(i) {
-                        Some(w) => w,
-                        None => return,
-                    }
-                };
-                match run_group(exe, &w.0, w.1, &w.2, jobs) {
-                    Ok(out) => {
-                        let mut r = results.lock().unwrap_or_else(|e| e.into_inner());
-                        for (i, o) in w.2.iter().zip(out) {
-                            r[*i] = Some(o);
-                        }
-                    }
-                    Err(e) => {
-                        *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    if let Some(e) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        return Err(e);
-    }
+    let mut results: Vec<Option<OfficialOutcome>> = vec![None; jobs.len()];
+    run_in_order(
+        work,
+        threads,
+        |(tag, kind, idx)| run_group(exe, &tag, kind, &idx, jobs).map(|out| (idx, out)),
+        |done: Result<_>| {
+            let (idx, out) = done?;
+            for (i, o) in idx.into_iter().zip(out) {
+                results[i] = Some(o);
+            }
+            Ok::<_, Error>(ControlFlow::Continue(()))
+        },
+    )?;
     Ok(results
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
         .into_iter()
         .map(|o| o.unwrap_or(OfficialOutcome::Failed("not run".into())))
         .collect())
