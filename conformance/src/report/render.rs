@@ -94,18 +94,7 @@ impl Report {
     pub fn to_text(&self) -> String {
         let mut rows = vec![Report::header()];
         rows.extend(self.versions.iter().map(Report::cells));
-        let widths: Vec<usize> = (0..rows[0].len())
-            .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-            .collect();
-        let mut out = String::new();
-        for r in &rows {
-            let line: Vec<String> = r
-                .iter()
-                .zip(&widths)
-                .map(|(c, w)| format!("{c:<w$}"))
-                .collect();
-            let _ = writeln!(out, "{}", line.join("  ").trim_end());
-        }
+        let mut out = aligned_table(&rows, |_| Align::Left, TableStyle::Text);
         if let Some(f) = &self.faults {
             out.push('\n');
             out.push_str(&f.to_text());
@@ -127,5 +116,93 @@ impl Report {
             let _ = writeln!(out, "| {} |", Report::cells(row).join(" | "));
         }
         out
+    }
+}
+
+/// How a column of [`aligned_table`] is aligned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    /// Padded on the right.
+    Left,
+    /// Padded on the left (numbers).
+    Right,
+}
+
+/// How [`aligned_table`] draws a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableStyle {
+    /// Two spaces between columns, no trailing blanks.
+    Text,
+    /// `| a | b |` rows, and after the header a separator row whose `:` marks right-aligned
+    /// columns.
+    Markdown,
+}
+
+/// The one aligned-table writer (the report's text table, the suite's grade table): `rows`
+/// (the first is the header) with every column padded to its widest cell, column `i` aligned
+/// as `align(i)` says; one line per row.
+pub fn aligned_table(
+    rows: &[Vec<String>],
+    align: impl Fn(usize) -> Align,
+    style: TableStyle,
+) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: Vec<String>| match style {
+        TableStyle::Text => format!("{}\n", cells.join("  ").trim_end()),
+        TableStyle::Markdown => format!("| {} |\n", cells.join(" | ")),
+    };
+    let mut out = String::new();
+    for (n, r) in rows.iter().enumerate() {
+        let cells = (widths.iter().enumerate())
+            .map(|(i, &w)| {
+                let c = r.get(i).map_or("", String::as_str);
+                match align(i) {
+                    Align::Left => format!("{c:<w$}"),
+                    Align::Right => format!("{c:>w$}"),
+                }
+            })
+            .collect();
+        out.push_str(&line(cells));
+        if n == 0 && style == TableStyle::Markdown {
+            let seps = (widths.iter().enumerate())
+                .map(|(i, &w)| match align(i) {
+                    Align::Left => "-".repeat(w),
+                    Align::Right => format!("{}:", "-".repeat(w.saturating_sub(1))),
+                })
+                .collect();
+            out.push_str(&line(seps));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligned_tables() {
+        let rows: Vec<Vec<String>> = [["name", "n"], ["ab", "100"], ["abcd", "7"]]
+            .iter()
+            .map(|r| r.map(String::from).to_vec())
+            .collect();
+        let right = |i| if i == 0 { Align::Left } else { Align::Right };
+        assert_eq!(
+            aligned_table(&rows, right, TableStyle::Markdown),
+            "| name |   n |\n| ---- | --: |\n| ab   | 100 |\n| abcd |   7 |\n"
+        );
+        assert_eq!(
+            aligned_table(&rows, |_| Align::Left, TableStyle::Text),
+            "name  n\nab    100\nabcd  7\n"
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! and the expected answer, as read and written by `conformance suite build|verify|grade`.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use mmkv_sys::versions::Tag;
 use serde::{Deserialize, Serialize};
@@ -42,6 +43,12 @@ impl Class {
     /// All classes, in table order.
     pub const ALL: [Class; 3] = [Class::MustRead, Class::MustNotRead, Class::VersionDependent];
 
+    /// Its name in `case.json` and in the grade JSON (the serde name).
+    pub fn name(self) -> &'static str {
+        static NAMES: OnceLock<[String; 3]> = OnceLock::new();
+        variant_name(&NAMES, &Class::ALL, self)
+    }
+
     /// The case-name prefix.
     pub fn prefix(self) -> &'static str {
         match self {
@@ -79,14 +86,28 @@ impl Era {
         }
     }
 
-    /// Its column name.
+    /// Its column name (the serde name).
     pub fn name(self) -> &'static str {
-        match self {
-            Era::V1 => "v1.x",
-            Era::V2 => "v2.0-v2.3",
-            Era::V24 => "v2.4",
-        }
+        static NAMES: OnceLock<[String; 3]> = OnceLock::new();
+        variant_name(&NAMES, &Era::ALL, self)
     }
+}
+
+/// The serde name of `value`, one of `all` (a unit-variant enum's values), from `names` (filled
+/// once): the enum's serde attributes are the one place of its names.
+pub(crate) fn variant_name<T: Serialize + PartialEq, const N: usize>(
+    names: &'static OnceLock<[String; N]>,
+    all: &[T; N],
+    value: T,
+) -> &'static str {
+    let names = names.get_or_init(|| {
+        all.each_ref().map(|v| match serde_json::to_value(v) {
+            Ok(serde_json::Value::String(s)) => s,
+            _ => String::new(),
+        })
+    });
+    let at = all.iter().position(|v| *v == value).unwrap_or(0);
+    &names[at]
 }
 
 /// How to open a case's store.
@@ -306,6 +327,15 @@ pub fn load_all(root: &Path) -> Result<Vec<(PathBuf, Case)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_the_serde_names() {
+        assert_eq!(Era::V2.name(), "v2.0-v2.3");
+        assert_eq!(Class::MustNotRead.name(), "must_not_read");
+        for e in Era::ALL {
+            assert_eq!(serde_json::to_value(e).unwrap(), e.name());
+        }
+    }
 
     #[test]
     fn eras_and_prefixes() {

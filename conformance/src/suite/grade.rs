@@ -4,12 +4,14 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::suite::case::{load_all, Case, Class, Entry, Era};
+use crate::report::render::{aligned_table, Align, TableStyle};
+use crate::suite::case::{load_all, variant_name, Case, Class, Entry, Era};
 use crate::suite::driver::{Driver, DriverStats, Got, Output, ReaderSpec, Speaks};
 use crate::vocab::pool::run_ordered;
 
@@ -51,18 +53,10 @@ impl Grade {
         Grade::Timeout,
     ];
 
-    /// Column name.
+    /// Column name (the serde name).
     pub fn name(self) -> &'static str {
-        match self {
-            Grade::Pass => "pass",
-            Grade::MissingKey => "missing_key",
-            Grade::ExtraKey => "extra_key",
-            Grade::WrongValue => "wrong_value",
-            Grade::Error => "error",
-            Grade::ReadsDiscarded => "reads_discarded",
-            Grade::Crash => "crash",
-            Grade::Timeout => "timeout",
-        }
+        static NAMES: OnceLock<[String; 8]> = OnceLock::new();
+        variant_name(&NAMES, &Grade::ALL, self)
     }
 }
 
@@ -132,14 +126,6 @@ pub struct GradeReport {
     pub cases: Vec<CaseRow>,
     /// Wall-clock seconds.
     pub seconds: f64,
-}
-
-fn class_name(c: Class) -> &'static str {
-    match c {
-        Class::MustRead => "must_read",
-        Class::MustNotRead => "must_not_read",
-        Class::VersionDependent => "version_dependent",
-    }
 }
 
 /// Compares entries with an expected answer.
@@ -306,10 +292,7 @@ pub fn grade_all(
             name: r.name.clone(),
             command: r.command.clone(),
             counts: Grade::ALL.iter().map(|g| (g.name(), 0)).collect(),
-            by_class: Class::ALL
-                .iter()
-                .map(|c| (class_name(*c), [0, 0]))
-                .collect(),
+            by_class: Class::ALL.iter().map(|c| (c.name(), [0, 0])).collect(),
             by_era: Era::ALL.iter().map(|e| (e.name(), [0, 0])).collect(),
         })
         .collect();
@@ -331,7 +314,7 @@ pub fn grade_all(
             let rr = &mut rows[r];
             *rr.counts.entry(g.grade.name()).or_default() += 1;
             let pass = usize::from(g.grade == Grade::Pass);
-            let bc = rr.by_class.entry(class_name(case.class)).or_default();
+            let bc = rr.by_class.entry(case.class.name()).or_default();
             bc[0] += pass;
             bc[1] += 1;
             let be = rr.by_era.entry(case.era().name()).or_default();
@@ -368,7 +351,7 @@ impl GradeReport {
                     .map(|g| r.counts.get(g).copied().unwrap_or(0).to_string()),
             );
             for c in Class::ALL {
-                let [p, n] = r.by_class.get(class_name(c)).copied().unwrap_or([0, 0]);
+                let [p, n] = r.by_class.get(c.name()).copied().unwrap_or([0, 0]);
                 l.push(format!("{p}/{n}"));
             }
             for e in &self.eras {
@@ -377,27 +360,11 @@ impl GradeReport {
             }
             lines.push(l);
         }
-        let widths: Vec<usize> = (0..lines[0].len())
-            .map(|i| lines.iter().map(|l| l[i].len()).max().unwrap_or(0))
-            .collect();
-        let seps = (widths.iter().enumerate())
-            .map(|(i, w)| match i {
-                0 => "-".repeat(*w),
-                _ => format!("{}:", "-".repeat(w - 1)),
-            })
-            .collect();
-        lines.insert(1, seps);
-        let mut out = format!("{total} cases\n");
-        for l in &lines {
-            let cells: Vec<String> = (l.iter().zip(&widths).enumerate())
-                .map(|(i, (c, w))| match i {
-                    0 => format!("{c:<w$}"),
-                    _ => format!("{c:>w$}"),
-                })
-                .collect();
-            out.push_str(&format!("| {} |\n", cells.join(" | ")));
-        }
-        out
+        let align = |i| if i == 0 { Align::Left } else { Align::Right };
+        format!(
+            "{total} cases\n{}",
+            aligned_table(&lines, align, TableStyle::Markdown)
+        )
     }
 
     /// Readers in `names` that fail a must-read or must-not-read case, with the first failures.
@@ -416,5 +383,18 @@ impl GradeReport {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grade_names_are_the_serde_names() {
+        assert_eq!(Grade::ReadsDiscarded.name(), "reads_discarded");
+        for g in Grade::ALL {
+            assert_eq!(serde_json::to_value(g).unwrap(), g.name());
+        }
     }
 }
