@@ -9,9 +9,9 @@ the official OnErrorRecover does (a damaged .crc never hides the records), so th
 """
 import json
 import os
-import sys
 
 from mmkv_reader import compat
+from suite_protocol import serve
 
 
 def raw(key):
@@ -33,16 +33,5 @@ def answer(case_dir):
     return {"strategy": "recover", "entries": entries}
 
 
-def main(args):
-    if args or os.environ.get("MMKV_SUITE_BATCH") != "1":
-        print(json.dumps(answer(args[0])))
-        return
-    # batch mode: greet, then one answer line (with the case folder) per case folder line
-    print(json.dumps({"batch": 1}), flush=True)
-    for line in iter(sys.stdin.readline, ""):
-        case_dir = line.rstrip("\n")
-        print(json.dumps({"case": case_dir, **answer(case_dir)}), flush=True)
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    serve(answer)

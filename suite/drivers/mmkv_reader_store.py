@@ -3,13 +3,14 @@
 
 The minimal example of suite/README.md: open the case's store as case.json says, print every
 live key with its value payload (hex), or the reader's error. Standard library + mmkv_reader.
-With MMKV_SUITE_BATCH=1 and no CASE_DIR it grades many cases in one process (batch mode).
+With MMKV_SUITE_BATCH=1 and no CASE_DIR it answers many cases in one process (batch mode,
+suite_protocol.py).
 """
 import json
 import os
-import sys
 
 import mmkv_reader
+from suite_protocol import serve
 
 
 def answer(case_dir):
@@ -31,16 +32,5 @@ def answer(case_dir):
     return {"entries": entries}
 
 
-def main(args):
-    if args or os.environ.get("MMKV_SUITE_BATCH") != "1":
-        print(json.dumps(answer(args[0])))
-        return
-    # batch mode: greet, then one answer line (with the case folder) per case folder line
-    print(json.dumps({"batch": 1}), flush=True)
-    for line in iter(sys.stdin.readline, ""):
-        case_dir = line.rstrip("\n")
-        print(json.dumps({"case": case_dir, **answer(case_dir)}), flush=True)
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    serve(answer)
