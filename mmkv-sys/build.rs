@@ -15,8 +15,12 @@
 //! - `MMKV_SYS_CACHE` where built libraries are kept (default `<target dir>/mmkv-sys-cache`).
 //!
 //! Built libraries live outside OUT_DIR, in one directory per (tag, pinned `Core/` tree, flags,
-//! compiler), so every cargo profile (debug for `cargo test`, release for the report) links the
-//! same build: a version's Core is compiled once, and nothing is rebuilt when nothing changed.
+//! compiler, cmake, the build recipe), so every cargo profile (debug for `cargo test`, release for
+//! the report) links the same build: a version's Core is compiled once, and nothing is rebuilt
+//! when nothing changed. The key names everything that changes the build, so one cache can serve
+//! many checkouts and commits (`.ci/run` keeps it across runs); every use of an entry refreshes
+//! the modification time of its `.lock` and of its library's `.fingerprint` (what `.ci/run`
+//! prunes by).
 
 #[path = "src/caps.rs"]
 mod caps;
@@ -179,6 +183,7 @@ fn main() {
             .join("mmkv-sys-cache")
     });
     let cxx = Compiler::identify(compiler.path());
+    let recipe = Recipe::detect();
     let parallel: usize = env("MMKV_SYS_JOBS")
         .and_then(|j| j.parse().ok())
         .filter(|&j| j > 0)
@@ -194,7 +199,14 @@ fn main() {
                     break;
                 };
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    build_version(job, &core.path, &cache, &manifest.join("shim"), &cxx)
+                    build_version(
+                        job,
+                        &core.path,
+                        &cache,
+                        &manifest.join("shim"),
+                        &cxx,
+                        &recipe,
+                    )
                 }))
                 .unwrap_or_else(|_| Err("the cmake build panicked (see the output above)".into()));
                 let r = r.map(|library| Built {
@@ -332,6 +344,56 @@ impl Compiler {
     }
 }
 
+/// How every Core is configured: the cmake definitions (the same for every version), cmake's
+/// version, and the compiler flags the cmake crate passes on as `CMAKE_CXX_FLAGS` (from cc: the
+/// target's flags and `CXXFLAGS` and its variants; without `-O`/`-g`, which cmake's Release
+/// build type decides, as the cmake crate does). Part of every build key.
+struct Recipe {
+    cmake: String,
+    cxx_flags: Vec<String>,
+}
+
+/// The cmake definitions of every Core build (besides the compiler and the unity exclusions).
+const CORE_DEFINES: &[(&str, &str)] = &[
+    ("CMAKE_POSITION_INDEPENDENT_CODE", "ON"),
+    // One translation unit per batch of sources: Core's headers are parsed once per batch
+    // instead of once per file (half the compile time).
+    ("CMAKE_UNITY_BUILD", "ON"),
+    ("CMAKE_UNITY_BUILD_BATCH_SIZE", "32"),
+];
+
+/// The cmake build type and target of every Core build.
+const CORE_PROFILE: &str = "Release";
+const CORE_TARGET: &str = "core";
+
+impl Recipe {
+    fn detect() -> Recipe {
+        let cmake = Command::new(env("CMAKE").unwrap_or_else(|| "cmake".into()))
+            .arg("--version")
+            .output()
+            .map(|o| {
+                let out = String::from_utf8_lossy(&o.stdout);
+                out.lines().next().unwrap_or("").to_string()
+            })
+            .unwrap_or_default();
+        // As the cmake crate configures its C++ compiler (cmake 0.1: opt_level 0, no debug
+        // info, no warnings; -O and -g left out).
+        let tool = cc::Build::new()
+            .cpp(true)
+            .opt_level(0)
+            .debug(false)
+            .warnings(false)
+            .get_compiler();
+        let cxx_flags = tool
+            .args()
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .filter(|a| !a.starts_with("-O") && a != "-g")
+            .collect();
+        Recipe { cmake, cxx_flags }
+    }
+}
+
 /// Holds an exclusive `flock` on `<dir>/.lock`: one build of a cache entry at a time, across
 /// concurrent cargo processes (a debug and a release build of the same tag wait for each other).
 fn lock_dir(dir: &Path) -> Result<std::fs::File, String> {
@@ -344,6 +406,8 @@ fn lock_dir(dir: &Path) -> Result<std::fs::File, String> {
         .map_err(|e| format!("lock {}: {e}", dir.display()))?;
     rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
         .map_err(|e| format!("lock {}: {e}", dir.display()))?;
+    // The entry's last use (a cache kept across runs is pruned by it).
+    let _ = file.set_modified(std::time::SystemTime::now());
     Ok(file)
 }
 
@@ -360,14 +424,16 @@ fn write_if_changed(path: &Path, data: &[u8]) -> Result<(), String> {
 
 /// cmake-builds Core (static, PIC, Release, one unity translation unit per 32 sources) and
 /// links shim + Core into libmmkv_shim_<tag>.so, both in the version's cache directory
-/// `<cache>/<tag>-<key>`, key = (tag, pinned Core tree or override path, flags, compiler); the
-/// library in its subdirectory `shim-<hash of the shim sources, link arguments and libcore>`.
+/// `<cache>/<tag>-<key>`, key = (tag, pinned Core tree or override path, flags, compiler, the
+/// recipe); the library in its subdirectory `shim-<hash of the shim sources, link arguments and
+/// libcore>`.
 fn build_version(
     job: &Job,
     core: &Path,
     cache: &Path,
     shim: &Path,
     cxx: &Compiler,
+    recipe: &Recipe,
 ) -> Result<PathBuf, String> {
     let tag = &job.name;
     let number = job.entry.tag.number();
@@ -382,9 +448,11 @@ fn build_version(
         .flatten();
     let source_id = pinned.clone().unwrap_or_else(|| core.display().to_string());
     let key = format!(
-        "{tag};{source_id};{flags:?};{unity_exclude:?};{};{}",
+        "{tag};{source_id};{flags:?};{unity_exclude:?};{};{};{};{:?};{CORE_PROFILE};{CORE_TARGET};{CORE_DEFINES:?}",
         cxx.path.display(),
-        cxx.id
+        cxx.id,
+        recipe.cmake,
+        recipe.cxx_flags,
     );
     let dir = cache.join(format!("{tag}-{:016x}", hash_of(&key)));
     let _lock = lock_dir(&dir)?;
@@ -398,14 +466,12 @@ fn build_version(
     if !up_to_date {
         let mut cfg = cmake::Config::new(core);
         cfg.out_dir(&build_root)
-            .profile("Release")
-            .build_target("core")
-            .define("CMAKE_POSITION_INDEPENDENT_CODE", "ON")
-            // One translation unit per batch of sources: Core's headers are parsed once per
-            // batch instead of once per file (half the compile time).
-            .define("CMAKE_UNITY_BUILD", "ON")
-            .define("CMAKE_UNITY_BUILD_BATCH_SIZE", "32")
+            .profile(CORE_PROFILE)
+            .build_target(CORE_TARGET)
             .define("CMAKE_CXX_COMPILER", &cxx.path);
+        for (name, value) in CORE_DEFINES {
+            cfg.define(name, value);
+        }
         if !unity_exclude.is_empty() {
             // Included right after Core's `project()`, before its sources are added.
             let script = dir.join("unity-exclude.cmake");
@@ -499,6 +565,10 @@ fn build_version(
     let tmp_so = shim_dir.join(format!("libmmkv_shim_{tag}.so.tmp"));
     let fp_file = so.with_extension("so.fingerprint");
     if so.is_file() && std::fs::read_to_string(&fp_file).ok().as_deref() == Some(fp.as_str()) {
+        // This library's last use (a cache kept across runs is pruned by it).
+        if let Ok(f) = std::fs::OpenOptions::new().write(true).open(&fp_file) {
+            let _ = f.set_modified(std::time::SystemTime::now());
+        }
         return Ok(so);
     }
     let output = Command::new(&cxx.path)
