@@ -13,10 +13,10 @@
 # MMKVPredef.h declares another version is refused with the documented message.
 #
 # Nothing names a version: the tags come from versions.yaml. The mirror is MMKV_GIT_URL when set,
-# else ../shared/upstream/mmkv-core.bundle (as .ci/run finds it), else upstream. Cargo's build directory
-# (default: this checkout's target/) and MMKV_SYS_CACHE are shared with the checkout, so the clone
-# rebuilds only our own crates and compiles only the new official version; the clone's binaries go
-# to its own target/. Usage: bash ci/maintainer-flow.sh
+# else ../shared/upstream/mmkv-core.bundle (as .ci/run finds it), else upstream. MMKV_SYS_CACHE is shared
+# with the checkout, so only the new official version compiles; the clone builds our crates in its
+# own target/ (dependencies from RUSTC_WRAPPER's cache when .ci/run sets one).
+# Usage: bash ci/maintainer-flow.sh
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -66,15 +66,16 @@ say "synthetic upstream $up: $new Core/ tree $new_tree"
 # --- a fresh copy of this checkout (its HEAD: what CI tests)
 repo="$work/repo"
 git clone -q "$root" "$repo"
-# Compiled dependencies, fingerprints and build scripts' output are shared through cargo's build
-# directory (the checkout's); the clone's final binaries (its `conformance` has only the new
-# version built in) go to the clone's own target directory. They must not replace the checkout's:
-# .ci/run runs this flow beside its report and suite, whose target/release/conformance spawns
-# itself (current_exe) for every cell.
-build_dir="${CARGO_BUILD_BUILD_DIR:-${CARGO_TARGET_DIR:-$root/target}}"
-export CARGO_BUILD_BUILD_DIR="$build_dir"
+# The clone builds in its own target directory, build directory included. Sharing the
+# checkout's build directory replaced the checkout's artifacts: cargo hashes a path crate by its
+# path inside the workspace, so the clone's `mmkv-corpus` (which bakes its CARGO_MANIFEST_DIR
+# in) took the checkout's place, and `cargo run` in the checkout then ran binaries that read the
+# corpus of this temporary clone (seen: a report after the flow checked 0 corpus stores). .ci/run
+# runs this flow beside its report and suite; compiled dependencies come from its sccache.
+unset CARGO_BUILD_BUILD_DIR
 export CARGO_TARGET_DIR="$repo/target"
-export MMKV_SYS_CACHE="${MMKV_SYS_CACHE:-$build_dir/mmkv-sys-cache}"
+# The built official libraries are shared (each cache entry is locked while it is built).
+export MMKV_SYS_CACHE="${MMKV_SYS_CACHE:-$root/target/mmkv-sys-cache}"
 # The clone fetches its sources into its own vendor/ (from the synthetic upstream).
 unset MMKV_VENDOR_DIR
 # mmkv-sys's override test builds in <workspace>/target/mmkv-sys-override-test: the checkout's.
