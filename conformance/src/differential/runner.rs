@@ -256,6 +256,9 @@ const UNLISTED: &str = "no listed upstream bug covers this version and configura
 const UNLISTED_MEMORY: &str = "official in-memory state differs from its files; \
                                no listed upstream bug covers this version and configuration";
 
+/// What one reader said at a check, or why it could not be opened.
+type Capture = (ReaderSide, std::result::Result<ReaderReads, Mismatch>);
+
 fn open_error(side: ReaderSide, e: String) -> Mismatch {
     Mismatch::new(None, Compared::Open(side), "opened", format!("error: {e}"))
 }
@@ -578,10 +581,7 @@ impl<'a> Runner<'a> {
     }
 
     /// Captures of the long-lived reader (when open) and of a fresh one, in that order.
-    fn capture(
-        &self,
-        getters: &[crate::vocab::value::ValueType],
-    ) -> Vec<(ReaderSide, std::result::Result<ReaderReads, Mismatch>)> {
+    fn capture(&self, getters: &[crate::vocab::value::ValueType]) -> Vec<Capture> {
         let mut out = Vec::new();
         if let Some(v) = &self.long {
             out.push((
@@ -601,20 +601,17 @@ impl<'a> Runner<'a> {
     /// once for all of them ([`ask_official`]): the long-lived and the fresh reader read the
     /// same keys, and a second sweep costs as much as the first (an encrypted store decrypts
     /// every value again) to answer the same questions.
-    fn compare_all<'c>(
-        &mut self,
-        captures: impl Iterator<Item = &'c std::result::Result<ReaderReads, Mismatch>> + Clone,
-    ) -> Result<Vec<Vec<Mismatch>>> {
+    fn compare_all(&mut self, captures: &[Capture]) -> Result<Vec<Vec<Mismatch>>> {
         let getters = self.lib.features().getters();
         let scope = self.scope();
         let answers = ask_official(
             self.official.as_mut(),
             &self.lib.features(),
-            captures.clone().filter_map(|r| r.as_ref().ok()),
+            captures.iter().filter_map(|(_, r)| r.as_ref().ok()),
             &getters,
         )?;
-        Ok(captures
-            .map(|reads| match reads {
+        Ok((captures.iter())
+            .map(|(_, reads)| match reads {
                 Err(m) => vec![m.clone()],
                 Ok(reads) => judge_reads(&answers, &scope, reads, &getters),
             })
@@ -786,7 +783,7 @@ impl<'a> Runner<'a> {
             self.count(reads);
             self.check_expire(stage, *side, reads);
         }
-        let compared = self.compare_all(captures.iter().map(|(_, r)| r))?;
+        let compared = self.compare_all(&captures)?;
         for ((side, _), ms) in captures.iter().zip(compared) {
             live.extend(ms.into_iter().map(|m| (*side, m)));
         }
@@ -839,7 +836,7 @@ impl<'a> Runner<'a> {
                 .record(stage.to_string(), m, None, Some(UNLISTED));
         }
         let reopened: Vec<_> = (captures.iter().map(|(side, _)| *side))
-            .zip(self.compare_all(captures.iter().map(|(_, r)| r))?)
+            .zip(self.compare_all(&captures)?)
             .collect();
         for (side, m) in live {
             let confirmed = reopened
@@ -867,7 +864,7 @@ impl<'a> Runner<'a> {
         for (_, reads) in &captures {
             self.count(reads);
         }
-        let compared = self.compare_all(captures.iter().map(|(_, r)| r))?;
+        let compared = self.compare_all(&captures)?;
         for ((side, reads), ms) in captures.iter().zip(compared) {
             self.judge_reopened(&after, *side, ms, reads)?;
         }

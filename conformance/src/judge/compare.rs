@@ -412,8 +412,15 @@ pub struct OfficialAnswers {
     count: usize,
 }
 
-/// One key's official answers: a read per getter, `contains`, `get_bytes_vec` when asked.
-type OfficialKey = (Vec<Option<Value>>, bool, Option<Option<Vec<Vec<u8>>>>);
+/// One key's official answers.
+#[derive(Debug)]
+struct OfficialKey {
+    /// One read per getter.
+    reads: Vec<Option<Value>>,
+    contains: bool,
+    /// `get_bytes_vec`, when a capture holds the reader's string-vector form of the key.
+    bytes_vec: Option<Option<Vec<Vec<u8>>>>,
+}
 
 /// Asks `official` everything [`judge_reads`] compares for the keys of `captures` (each key
 /// once, in the order the captures list them).
@@ -423,26 +430,33 @@ pub fn ask_official<'c>(
     captures: impl IntoIterator<Item = &'c ReaderReads>,
     getters: &[ValueType],
 ) -> Result<OfficialAnswers> {
-    let mut per_key = BTreeMap::new();
+    let mut per_key: BTreeMap<Vec<u8>, OfficialKey> = BTreeMap::new();
     for reads in captures {
         for (key, _, _) in &reads.per_key {
-            let asked: Option<&mut OfficialKey> = per_key.get_mut(key);
             let wants_vec =
                 getters.contains(&ValueType::Strings) && reads.bytes_vec.contains_key(key);
-            match asked {
-                Some(a) if a.2.is_some() || !wants_vec => continue,
-                Some(a) => a.2 = Some(official.get_bytes_vec(key)?),
-                None => {
-                    let values = (getters.iter())
-                        .map(|&ty| official.get(key, ty))
-                        .collect::<Result<Vec<_>>>()?;
-                    let bytes_vec = match wants_vec {
-                        true => Some(official.get_bytes_vec(key)?),
-                        false => None,
-                    };
-                    per_key.insert(key.clone(), (values, official.contains(key)?, bytes_vec));
+            if let Some(asked) = per_key.get_mut(key) {
+                if wants_vec && asked.bytes_vec.is_none() {
+                    asked.bytes_vec = Some(official.get_bytes_vec(key)?);
                 }
+                continue;
             }
+            let values = (getters.iter())
+                .map(|&ty| official.get(key, ty))
+                .collect::<Result<Vec<_>>>()?;
+            let bytes_vec = match wants_vec {
+                true => Some(official.get_bytes_vec(key)?),
+                false => None,
+            };
+            let contains = official.contains(key)?;
+            per_key.insert(
+                key.clone(),
+                OfficialKey {
+                    reads: values,
+                    contains,
+                    bytes_vec,
+                },
+            );
         }
     }
     let keys = official_visible_keys(official)?;
@@ -473,7 +487,11 @@ pub fn judge_reads(
     let mut out = reads.inconsistent.clone();
     for (key, reader_contains, reader_reads) in &reads.per_key {
         let k = Some(key.as_slice());
-        let (official_reads, official_contains, official_vec) = (official.per_key.get(key))
+        let OfficialKey {
+            reads: official_reads,
+            contains: official_contains,
+            bytes_vec: official_vec,
+        } = (official.per_key.get(key))
             .expect("the official answers were asked for this capture's keys");
         for ((&ty, official_read), reader_read) in
             getters.iter().zip(official_reads).zip(reader_reads)
