@@ -162,8 +162,8 @@ fn write(dir: &Path, id: &str, files: &Files) {
     std::fs::write(dir.join(id), &files.1).unwrap();
 }
 
-/// The decrypted data region the reader locates in `files` with `strategy` (`None` for a
-/// plaintext kind or when it cannot be read).
+/// The data region (decrypted when encrypted) the reader locates in `files` with `strategy`
+/// (`None` when it cannot be read).
 fn located_region(id: &str, files: &Files, strategy: ErrorStrategy) -> Option<Vec<u8>> {
     let dir = tempfile::tempdir().ok()?;
     write(dir.path(), id, files);

@@ -9,7 +9,7 @@ use std::path::Path;
 use conformance::fault::cli::{states_from_env, STATES_VAR};
 use conformance::fault::section::FaultSection;
 use conformance::fault::suite::{judge_state, run_suite, SuiteConfig, Target};
-use conformance::judge::exceptions::TABLE;
+use conformance::judge::exceptions::{Difference, TABLE};
 use conformance::judge::state::Verdict;
 use conformance::sides::reads::{read_reader, ReaderOutcome};
 use conformance::vocab::STORE_ID;
@@ -222,4 +222,58 @@ fn differential_fuzz_findings_stay_explained() {
             expected.code()
         );
     }
+}
+
+/// A fault-suite state (v1.3.9, expire-aes128: a bit of the IV flipped, the data file
+/// truncated) whose first block decrypts to two records with 2-byte values, shorter than the
+/// expire suffix. Every built version with the kind reads it: v1.3.0–v2.0.1 take the expire
+/// time of such a value from the bytes before it and drop the keys, which the exceptions table
+/// accepts (`short-expire-value`); v2.0.2+ keep them, as the reader does, and agree.
+#[test]
+fn short_expire_values_stay_explained() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/faults/short-expire-value");
+    let exe = ChildExe::conformance(env!("CARGO_BIN_EXE_conformance"));
+    let fixed = mmkv_sys::versions::Tag::parse("v2.0.2").unwrap();
+    let (mut judged, mut explained) = (0, 0);
+    for tag in mmkv_sys::built_versions() {
+        let target = Target::load(tag, StoreKind::ExpireAes128).unwrap();
+        if !target.kind.supported_by(&target.features) {
+            continue;
+        }
+        let work = tempfile::tempdir().unwrap();
+        let state = work.path().join("state");
+        std::fs::create_dir_all(&state).unwrap();
+        for f in [STORE_ID.to_string(), format!("{STORE_ID}.crc")] {
+            std::fs::copy(fixture.join(&f), state.join(&f)).unwrap();
+        }
+        let verdicts = judge_state(&exe, &target, read_reader, &state, work.path()).unwrap();
+        judged += 1;
+        for (s, p, v) in &verdicts {
+            if mmkv_sys::versions::Tag::parse(tag).unwrap() >= fixed {
+                assert_eq!(*v, Verdict::Agree, "{tag} {s:?}/{}", p.name());
+            } else {
+                assert!(
+                    !matches!(v, Verdict::Disagree(_)),
+                    "{tag} {s:?}/{}: {v}",
+                    p.name()
+                );
+                explained += usize::from(*v == Verdict::Exception(Difference::ShortExpireValue));
+            }
+        }
+    }
+    if judged == 0 {
+        eprintln!("no built version has key expiration: the state cannot be judged");
+    }
+    let older = mmkv_sys::built_versions()
+        .iter()
+        .filter(|t| {
+            let t = mmkv_sys::versions::Tag::parse(t).unwrap();
+            t >= mmkv_sys::versions::Tag::parse("v1.3.0").unwrap() && t < fixed
+        })
+        .count();
+    assert!(
+        older == 0 || explained > 0,
+        "{older} built versions before v2.0.2 with key expiration, none judged short-expire-value"
+    );
 }

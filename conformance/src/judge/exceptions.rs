@@ -50,6 +50,10 @@ pub enum Difference {
     /// Fault suite: an expiring store's value that is only the expire suffix: `allKeys`
     /// lists the key, `containsKey` does not; the reader lists it.
     EmptyPayloadKey,
+    /// Fault suite: an expiring store's value shorter than the expire suffix: v1.3.0–v2.0.1
+    /// read its expire time from the bytes before it (`allKeys`/`count` may drop the key);
+    /// the reader, like v2.0.2+, keeps it.
+    ShortExpireValue,
     /// Fault suite: meta version 6, read as version 3 without flags by v1.3.0–v2.3.0; the
     /// reader follows the newest loader (`mmkv_reader::meta::VERSION_HOLDER`).
     SpeciousMetaV6,
@@ -98,6 +102,9 @@ impl Difference {
             Difference::EmptyPayloadKey => {
                 "expiring store, value = only the expire suffix: official allKeys lists the key but containsKey is false; the reader lists it"
             }
+            Difference::ShortExpireValue => {
+                "expiring store, value shorter than the 4-byte expire suffix: official v1.3.0-v2.0.1 allKeys/count read its expire time from the bytes before the value and may drop the key; the reader, like v2.0.2+, keeps it"
+            }
             Difference::SpeciousMetaV6 => {
                 "meta version 6 (no official writer writes it): v1.3.0-v2.3.0 read it as version 3 without flags, v2.4.0+ and the reader keep its flags"
             }
@@ -123,6 +130,7 @@ impl Difference {
             Difference::EmptyForAbsentBytes => "empty-for-absent-bytes",
             Difference::ZeroFill => "zero-fill",
             Difference::EmptyPayloadKey => "empty-payload-key",
+            Difference::ShortExpireValue => "short-expire-value",
             Difference::SpeciousMetaV6 => "specious-meta-v6",
             Difference::CryptOverlongLength => "crypt-overlong-length",
         }
@@ -345,6 +353,14 @@ pub const TABLE: &[Exception] = &[
         last: None,
         configs: Configs::All,
         why: "the record exists and holds no value; the reader lists it and reports no value for every getter. Fault suite only (the official writer refuses empty values): accepted when the reader, without its empty-payload keys of an expiring store, reads exactly what the official library read (on the zero-filled files when Store refuses a short meta file)",
+    },
+    Exception {
+        difference: Difference::ShortExpireValue,
+        reference: "upstream v2.0.2 filterExpiredKeys skips a value shorter than Fixed32Size",
+        first: v(1, 3, 0),
+        last: Some(v(2, 0, 1)),
+        configs: Configs::All,
+        why: "filterExpiredKeys (allKeys and count with filterExpire) reads the expire time of such a value from the 4 bytes that end where the value ends, before its start: in the file, or before the decrypted copy on the heap (undefined), and drops the key when they read as past; its getters return the value whole. The reader keeps the key and its value, as the getters do and as v2.0.2+ do. Fault suite only (official writers write no such value): accepted when the reader, without those keys that the official library does not list, reads exactly what the official library read",
     },
     Exception {
         difference: Difference::SpeciousMetaV6,

@@ -226,23 +226,24 @@ fn varint_width(n: usize) -> usize {
     (bits.max(1) as usize).div_ceil(7)
 }
 
-/// The decrypted region of the encrypted store in `dir` as the reader locates it with
-/// `strategy` (`None` for a plaintext kind or when it cannot be read).
+/// The data region of the store in `dir` (decrypted when encrypted) as the reader locates it
+/// with `strategy` (`None` when it cannot be read).
 fn located_region(dir: &Path, kind: StoreKind, strategy: ErrorStrategy) -> Option<Vec<u8>> {
     located_region_at(&dir.join(STORE_ID), kind, strategy)
 }
 
-/// The decrypted data region of the encrypted store at `path` (a `kind` store) as the reader
-/// locates it with `strategy`: the official rules, or the recovering ones (`None` for a
-/// plaintext kind or when it cannot be read).
+/// The data region of the store at `path` (a `kind` store; decrypted when encrypted) as the
+/// reader locates it with `strategy`: the official rules, or the recovering ones (`None` when
+/// it cannot be read).
 pub fn located_region_at(path: &Path, kind: StoreKind, strategy: ErrorStrategy) -> Option<Vec<u8>> {
-    let key = kind.crypt_key()?;
     let rules = match strategy {
         ErrorStrategy::Discard => mmkv_reader::locate::Rules::official(),
         ErrorStrategy::Recover => mmkv_reader::locate::Rules::recover(),
     };
     let opts = mmkv_reader::raw::RawOptions {
-        key: mmkv_reader::CryptKey::new(key, kind.aes256()),
+        key: kind
+            .crypt_key()
+            .and_then(|k| mmkv_reader::CryptKey::new(k, kind.aes256())),
         rules,
         ..mmkv_reader::raw::RawOptions::default()
     };
@@ -272,6 +273,9 @@ pub fn crypt_loader_misjudged_in(
 /// ([`Difference::CryptOverlongLength`]), in the region the reader locates with `strategy`
 /// (records up to the first that does not parse, as a recovered region is read).
 pub fn overlong_lazy_keys(dir: &Path, kind: StoreKind, strategy: ErrorStrategy) -> Vec<Vec<u8>> {
+    if kind.crypt_key().is_none() {
+        return Vec::new();
+    }
     let Some(region) = located_region(dir, kind, strategy) else {
         return Vec::new();
     };
@@ -316,6 +320,30 @@ pub fn empty_payload_keys(
     }
     snap.iter()
         .filter(|(_, v)| v.is_empty())
+        .map(|(k, _)| k.to_vec())
+        .collect()
+}
+
+/// Keys of an expiring store whose live record's value is shorter than the 4-byte expire
+/// suffix, in the region the reader locates with `strategy` (records up to the first that does
+/// not parse; [`Difference::ShortExpireValue`]).
+pub fn short_expire_value_keys(
+    dir: &Path,
+    kind: StoreKind,
+    strategy: ErrorStrategy,
+) -> BTreeSet<Vec<u8>> {
+    if !kind.key_expire() {
+        return BTreeSet::new();
+    }
+    let Some(region) = located_region(dir, kind, strategy) else {
+        return BTreeSet::new();
+    };
+    let mut last = BTreeMap::new();
+    for rec in mmkv_reader::records::records(&region).map_while(|r| r.ok()) {
+        last.insert(rec.key, rec.value.len());
+    }
+    last.into_iter()
+        .filter(|(_, len)| (1..4).contains(len))
         .map(|(k, _)| k.to_vec())
         .collect()
 }

@@ -13,7 +13,7 @@ use crate::judge::compare::agrees;
 use crate::judge::exceptions::{accepted, count_uses, Difference, Scope};
 use crate::judge::recognise::{
     copy_store, crypt_loader_misjudged_in, empty_payload_keys, meta_version, overlong_lazy_keys,
-    rewrite_specious_meta, zero_fill_like_official,
+    rewrite_specious_meta, short_expire_value_keys, zero_fill_like_official,
 };
 use crate::sides::reads::{read_dump, OfficialOutcome, ReaderFn, ReaderOutcome, ReaderPath, Reads};
 use crate::vocab::kind::{Features, StoreKind};
@@ -231,6 +231,19 @@ pub fn classify(
             without.keys.retain(|k, _| !empty.contains(k));
             if ok(&judge(scope, official, &Ok(without))) {
                 return Ok(Verdict::Exception(Difference::EmptyPayloadKey));
+            }
+        }
+    }
+    // A short value's key the official library dropped while the reader keeps it.
+    if let (Ok(r), OfficialOutcome::Read(o)) = (reader, official) {
+        if accepted(Difference::ShortExpireValue, scope).is_some() {
+            let short = short_expire_value_keys(dir, kind, strategy);
+            let mut without = r.clone();
+            without
+                .keys
+                .retain(|k, _| o.keys.contains_key(k) || !short.contains(k));
+            if !short.is_empty() && ok(&judge(scope, official, &Ok(without))) {
+                return Ok(Verdict::Exception(Difference::ShortExpireValue));
             }
         }
     }
