@@ -43,7 +43,25 @@ new="v$major.$((minor + 1)).0"
 stale="v$major.$((minor + 1)).1"
 say "newest tag in versions.yaml: $newest; synthetic releases: $new (bumped), $stale (not bumped)"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/maintainer-flow.XXXXXX")
+# The work folder: MAINTAINER_FLOW_DIR when set (.ci/run sets it) and not in use by another
+# run, else a new temporary folder. A fixed path lets a compilation cache hit across runs:
+# sccache keys each crate by the working directory and, for crates that include build-script
+# output (serde's), by their OUT_DIR under the target directory. At a new path every dependency
+# compiles again (measured: 147 release and 127 test units, all misses at a new path, all
+# hits at the same path).
+work=""
+if [ -n "${MAINTAINER_FLOW_DIR:-}" ]; then
+  mkdir -p "$(dirname "$MAINTAINER_FLOW_DIR")"
+  exec 9>"$MAINTAINER_FLOW_DIR.lock"
+  if flock -n 9; then
+    work="$MAINTAINER_FLOW_DIR"
+    rm -rf "$work"
+    mkdir -p "$work"
+  else
+    say "$MAINTAINER_FLOW_DIR is in use by another run: working in a temporary folder"
+  fi
+fi
+[ -n "$work" ] || work=$(mktemp -d "${TMPDIR:-/tmp}/maintainer-flow.XXXXXX")
 cleanup() { rm -rf "$work"; }
 trap cleanup EXIT
 
