@@ -202,13 +202,17 @@ pub struct ReadStats {
 /// older than the thread's previous read. A violation stops its thread, unless
 /// `tolerate_torn` (an accepted upstream difference): then it is counted. Every thread reads
 /// at least once, and once more after `during` returned. Returns what `during` returned and
-/// what each thread saw, or its violation.
+/// what each thread saw, or its violation. With `idle_wait`, a round that saw nothing new (the
+/// same store state; for [`Role::Getters`], a whole pass over the keys without a new value)
+/// waits that long before the next: beside a paced writer, which sleeps between its ops, the
+/// threads would otherwise spin on an unchanged store.
 pub fn read_while<R>(
     store: &Store,
     model: &Model,
     path: &Path,
     roles: &[Role],
     tolerate_torn: bool,
+    idle_wait: Option<Duration>,
     during: impl FnOnce() -> R,
 ) -> (R, Vec<std::result::Result<ReadStats, String>>) {
     let types = (0..model.keys)
@@ -226,6 +230,7 @@ pub fn read_while<R>(
         types,
         path,
         tolerate_torn,
+        idle_wait,
         done: AtomicBool::new(false),
     };
     std::thread::scope(|scope| {
@@ -253,6 +258,7 @@ struct Reading<'a> {
     types: Vec<ValueType>,
     path: &'a Path,
     tolerate_torn: bool,
+    idle_wait: Option<Duration>,
     done: AtomicBool,
 }
 
@@ -261,6 +267,8 @@ impl Reading<'_> {
         let model = self.model;
         let mut s = ReadStats::default();
         let (mut floor, mut last_region, mut last_file) = (0, 0, 0);
+        // Whether the current round (a getter thread: its pass over the keys) saw a new state.
+        let mut saw_new = false;
         // Read until a read that began after `done`: its last read sees the final state (an
         // unpaced writer can finish before a thread's first read).
         loop {
@@ -286,10 +294,11 @@ impl Reading<'_> {
                         )
                     })
                     .collect();
-                s.states.insert(state_hash(&observed));
+                saw_new |= s.states.insert(state_hash(&observed));
                 (observed, only_model_keys(&snap, model.keys))
             };
             s.values_read += observed.len() as u64;
+            let values_before = s.distinct_values.len();
             for (k, v) in &observed {
                 if let Some(v) = v {
                     s.values += 1;
@@ -306,10 +315,18 @@ impl Reading<'_> {
                 }
                 Err(e) => return Err(format!("thread {t}, read {}: {e}", s.reads)),
             }
+            saw_new |= s.distinct_values.len() > values_before;
             s.reads += 1;
             s.max_floor = floor;
             if last {
                 return Ok(s);
+            }
+            let round_done = role != Role::Getters || s.reads.is_multiple_of(model.keys as u64);
+            if round_done {
+                if let (false, Some(wait)) = (saw_new, self.idle_wait) {
+                    std::thread::sleep(wait);
+                }
+                saw_new = false;
             }
         }
     }
@@ -439,11 +456,21 @@ fn live_inner(
     let started = Instant::now();
     // Two threads take whole-store snapshots, one uses the copy getters.
     let roles = [Role::Snapshot, Role::Snapshot, Role::Getters];
-    let (finished, seen) = read_while(&store, &model, &path, &roles, lock_lost.is_some(), || {
-        let finished = finish(child).map_err(|e| e.to_string());
-        out.writer_time = started.elapsed();
-        finished
-    });
+    // Beside a paced writer, a round that saw nothing new waits a tenth of the pace.
+    let idle_wait = (spec.pace_us > 0).then(|| Duration::from_micros(spec.pace_us / 10));
+    let (finished, seen) = read_while(
+        &store,
+        &model,
+        &path,
+        &roles,
+        lock_lost.is_some(),
+        idle_wait,
+        || {
+            let finished = finish(child).map_err(|e| e.to_string());
+            out.writer_time = started.elapsed();
+            finished
+        },
+    );
     let mut states = HashSet::new();
     for r in seen {
         match r {

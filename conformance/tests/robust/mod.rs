@@ -92,7 +92,7 @@ pub fn run(spec: &Spec) -> Outcome {
     let roles: Vec<Role> = (0..spec.readers)
         .map(|t| ROLES[t.min(ROLES.len() - 1)])
         .collect();
-    let (report, seen) = read_while(&store, &model, &path, &roles, false, || {
+    let (report, seen) = read_while(&store, &model, &path, &roles, false, None, || {
         let report = child.send_line("go").and_then(|()| finish(child));
         // Let the readers see the final state for a moment before stopping them.
         std::thread::sleep(Duration::from_millis(200));
