@@ -96,9 +96,10 @@ export CARGO_TARGET_DIR="$repo/target"
 export MMKV_SYS_CACHE="${MMKV_SYS_CACHE:-$root/target/mmkv-sys-cache}"
 # The clone fetches its sources into its own vendor/ (from the synthetic upstream).
 unset MMKV_VENDOR_DIR
-# mmkv-sys's override test builds in <workspace>/target/mmkv-sys-override-test: the checkout's.
-mkdir -p "$root/target/mmkv-sys-override-test" "$repo/target"
-ln -s "$root/target/mmkv-sys-override-test" "$repo/target/mmkv-sys-override-test"
+# mmkv-sys's override test builds in MMKV_SYS_OVERRIDE_TEST_DIR, else the checkout's
+# target/mmkv-sys-override-test: the same directory as the checkout's run of it.
+export MMKV_SYS_OVERRIDE_TEST_DIR="${MMKV_SYS_OVERRIDE_TEST_DIR:-$root/target/mmkv-sys-override-test}"
+mkdir -p "$repo/target"
 # The property cases of add-version's conformance step, as few as .ci/run's tests run.
 export PROPTEST_CASES="${PROPTEST_CASES:-2}" MIGRATION_CASES="${MIGRATION_CASES:-1}"
 export MMKV_GIT_URL="$up"

@@ -2,11 +2,13 @@
 //! `MMKV_VERSIONS=<tag>` and `MMKV_CORE_<TAG>` pointing at a modified copy of a fetched Core
 //! builds from the copy (its MMKV_VERSION string says so) without touching any vendor cache.
 //!
-//! The nested build uses its own target directory (`target/mmkv-sys-override-test`), so the
-//! first run compiles mmkv-sys's dependencies once (about a minute on 2 cores). The modified
-//! copy lives there too, at a path fixed per tag, and is rewritten only where its content
-//! changes: the override's cache entry (keyed by that path) and cmake's own dependency tracking
-//! then rebuild nothing when the test runs again (`ci/maintainer-flow.sh` runs it twice).
+//! The nested build uses its own target directory (`target/mmkv-sys-override-test`, or
+//! `MMKV_SYS_OVERRIDE_TEST_DIR` when set), so the first run compiles mmkv-sys's dependencies
+//! once (about a minute on 2 cores). The modified copy lives there too, at a path fixed per
+//! tag, and is rewritten only where its content changes: the override's cache entry (keyed by
+//! that path) and cmake's own dependency tracking then rebuild nothing when the test runs
+//! again (`ci/maintainer-flow.sh` runs it in its clone; `.ci/run` keeps the directory between
+//! runs, where a fresh clone's `target/` would compile the modified Core every time).
 
 use mmkv_sys::{versions::override_var, Mode, Official};
 use std::path::{Path, PathBuf};
@@ -68,7 +70,9 @@ fn override_variable_builds_from_the_given_directory() {
     let tmp = tempfile::tempdir().unwrap();
     let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
     let workspace = manifest_dir.parent().unwrap();
-    let target = workspace.join("target").join("mmkv-sys-override-test");
+    let target = std::env::var_os("MMKV_SYS_OVERRIDE_TEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace.join("target").join("mmkv-sys-override-test"));
     let core = target.join("override-core").join(tag).join("Core");
     let predef = core.join("MMKVPredef.h");
     sync_dir(Path::new(built.core), &core, &predef);
