@@ -21,6 +21,7 @@ use conformance::judge::recognise::located_region_at;
 use conformance::sides::official::OfficialLib;
 use conformance::sides::reader::read_snapshot;
 use conformance::sides::sys::{built_versions, SysLib};
+use conformance::vocab::pool::{default_jobs, run_ordered};
 use conformance::{ReaderView, StoreKind, Value, ValueType};
 use mmkv_reader::{load_bytes, Options, Snapshot, Store};
 use mmkv_sys::versions::Tag;
@@ -228,6 +229,91 @@ fn check(
     result
 }
 
+/// The damaged states of one version: (states compared, states that agree, failures).
+fn damaged_for(tag: &str, corpus: &Path) -> (usize, usize, Vec<String>) {
+    let mut failures = Vec::new();
+    let (mut states, mut agreed) = (0usize, 0usize);
+    let lib = SysLib::load(tag).unwrap();
+    // v2.4.x dropped registerErrorHandler; the shim then cannot ask for OnErrorRecover.
+    let strategies: &[ErrorStrategy] = if lib.official().capabilities().error_strategy {
+        &[ErrorStrategy::Discard, ErrorStrategy::Recover]
+    } else {
+        eprintln!("damaged: {tag} cannot be asked for OnErrorRecover; default strategy only");
+        &[ErrorStrategy::Discard]
+    };
+    // The version's own stores, and from v2.3.0 on also stores written by v2.3.0 (the last
+    // tag writing the size into the data header too: the header fallback's case).
+    let mut sources = vec![(tag.to_string(), "plain"), (tag.to_string(), "aes128")];
+    sources.push((tag.to_string(), "expire"));
+    if Tag::parse(tag) > Tag::parse("v2.3.0") {
+        sources.push(("v2.3.0".to_string(), "plain"));
+        sources.push(("v2.3.0".to_string(), "aes128"));
+    }
+    for (from, id) in sources {
+        let src = corpus.join(&from).join(id);
+        if !src.is_file() || (id == "expire" && !lib.features().key_expire) {
+            continue;
+        }
+        let meta = std::fs::read(src.with_file_name(format!("{id}.crc"))).unwrap();
+        let data = std::fs::read(&src).unwrap();
+        let kind = kind_of(id);
+        for (name, damage) in cases() {
+            let files = damage(meta.clone(), data.clone());
+            let seen = as_official_sees(tag, name, &files);
+            for strategy in strategies.iter().copied() {
+                lib.official().set_error_strategy(strategy).unwrap();
+                let mut opts = Options::new()
+                    .recover(strategy == ErrorStrategy::Recover)
+                    .clock(Arc::new(mmkv_reader::SystemClock));
+                if let Some(k) = kind.crypt_key() {
+                    opts = opts.crypt_key(k).aes256(kind.aes256());
+                }
+                let what = format!("{tag} reading {from}/{id}, {name} ({strategy:?})");
+                // the full load path from bytes (shared with `mmkv dump`)
+                let from_bytes =
+                    load_bytes(seen.0.as_deref().unwrap_or(&[]), &seen.1, &opts).map(|(s, _)| s);
+                let region = located_region(id, &seen, strategy);
+                states += 1;
+                agreed += check(
+                    &lib,
+                    id,
+                    &files,
+                    from_bytes,
+                    region.as_deref(),
+                    &what,
+                    &mut failures,
+                ) as usize;
+                // Store, where it opens the store at all
+                let dir = tempfile::tempdir().unwrap();
+                write(dir.path(), id, &seen);
+                match Store::open(dir.path().join(id), opts.clone()) {
+                    Err(
+                        mmkv_reader::Error::MetaMissing { .. }
+                        | mmkv_reader::Error::MetaTooShort { .. },
+                    ) if files.0.as_ref().is_none_or(|m| m.len() < 112) => {}
+                    r => {
+                        states += 1;
+                        let snap = r.map(|s| s.snapshot());
+                        agreed += check(
+                            &lib,
+                            id,
+                            &files,
+                            snap,
+                            region.as_deref(),
+                            &format!("Store {what}"),
+                            &mut failures,
+                        ) as usize;
+                    }
+                }
+            }
+        }
+    }
+    lib.official()
+        .set_error_strategy(ErrorStrategy::Discard)
+        .unwrap();
+    (states, agreed, failures)
+}
+
 #[test]
 fn damaged_stores_read_like_the_official_loader() {
     let tags = built_versions();
@@ -236,87 +322,15 @@ fn damaged_stores_read_like_the_official_loader() {
         return;
     }
     let corpus = conformance::corpus::golden::corpus_root();
-    let mut failures = Vec::new();
-    let (mut states, mut agreed) = (0usize, 0usize);
-    for tag in tags {
-        let lib = SysLib::load(tag).unwrap();
-        // v2.4.x dropped registerErrorHandler; the shim then cannot ask for OnErrorRecover.
-        let strategies: &[ErrorStrategy] = if lib.official().capabilities().error_strategy {
-            &[ErrorStrategy::Discard, ErrorStrategy::Recover]
-        } else {
-            eprintln!("damaged: {tag} cannot be asked for OnErrorRecover; default strategy only");
-            &[ErrorStrategy::Discard]
-        };
-        // The version's own stores, and from v2.3.0 on also stores written by v2.3.0 (the last
-        // tag writing the size into the data header too: the header fallback's case).
-        let mut sources = vec![(tag.to_string(), "plain"), (tag.to_string(), "aes128")];
-        sources.push((tag.to_string(), "expire"));
-        if Tag::parse(tag) > Tag::parse("v2.3.0") {
-            sources.push(("v2.3.0".to_string(), "plain"));
-            sources.push(("v2.3.0".to_string(), "aes128"));
-        }
-        for (from, id) in sources {
-            let src = corpus.join(&from).join(id);
-            if !src.is_file() || (id == "expire" && !lib.features().key_expire) {
-                continue;
-            }
-            let meta = std::fs::read(src.with_file_name(format!("{id}.crc"))).unwrap();
-            let data = std::fs::read(&src).unwrap();
-            let kind = kind_of(id);
-            for (name, damage) in cases() {
-                let files = damage(meta.clone(), data.clone());
-                let seen = as_official_sees(tag, name, &files);
-                for strategy in strategies.iter().copied() {
-                    lib.official().set_error_strategy(strategy).unwrap();
-                    let mut opts = Options::new()
-                        .recover(strategy == ErrorStrategy::Recover)
-                        .clock(Arc::new(mmkv_reader::SystemClock));
-                    if let Some(k) = kind.crypt_key() {
-                        opts = opts.crypt_key(k).aes256(kind.aes256());
-                    }
-                    let what = format!("{tag} reading {from}/{id}, {name} ({strategy:?})");
-                    // the full load path from bytes (shared with `mmkv dump`)
-                    let from_bytes = load_bytes(seen.0.as_deref().unwrap_or(&[]), &seen.1, &opts)
-                        .map(|(s, _)| s);
-                    let region = located_region(id, &seen, strategy);
-                    states += 1;
-                    agreed += check(
-                        &lib,
-                        id,
-                        &files,
-                        from_bytes,
-                        region.as_deref(),
-                        &what,
-                        &mut failures,
-                    ) as usize;
-                    // Store, where it opens the store at all
-                    let dir = tempfile::tempdir().unwrap();
-                    write(dir.path(), id, &seen);
-                    match Store::open(dir.path().join(id), opts.clone()) {
-                        Err(
-                            mmkv_reader::Error::MetaMissing { .. }
-                            | mmkv_reader::Error::MetaTooShort { .. },
-                        ) if files.0.as_ref().is_none_or(|m| m.len() < 112) => {}
-                        r => {
-                            states += 1;
-                            let snap = r.map(|s| s.snapshot());
-                            agreed += check(
-                                &lib,
-                                id,
-                                &files,
-                                snap,
-                                region.as_deref(),
-                                &format!("Store {what}"),
-                                &mut failures,
-                            ) as usize;
-                        }
-                    }
-                }
-            }
-        }
-        lib.official()
-            .set_error_strategy(ErrorStrategy::Discard)
-            .unwrap();
+    // One version per worker (each version is its own library; one thread uses it at a time).
+    let per_tag = run_ordered(tags.to_vec(), default_jobs(), |tag| {
+        damaged_for(tag, &corpus)
+    });
+    let (mut states, mut agreed, mut failures) = (0, 0, Vec::new());
+    for (s, a, f) in per_tag {
+        states += s;
+        agreed += a;
+        failures.extend(f);
     }
     eprintln!("damaged: {states} damaged states compared, {agreed} agree");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
