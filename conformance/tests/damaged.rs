@@ -163,9 +163,11 @@ fn write(dir: &Path, id: &str, files: &Files) {
     std::fs::write(dir.join(id), &files.1).unwrap();
 }
 
-/// The data region (decrypted when encrypted) the reader locates in `files` with `strategy`
-/// (`None` when it cannot be read).
+/// The decrypted data region the reader locates in `files` with `strategy` (`None` for a
+/// plaintext kind, which the encrypted loader row that reads it never covers, or when it
+/// cannot be read).
 fn located_region(id: &str, files: &Files, strategy: ErrorStrategy) -> Option<Vec<u8>> {
+    kind_of(id).crypt_key()?;
     let dir = tempfile::tempdir().ok()?;
     write(dir.path(), id, files);
     located_region_at(&dir.path().join(id), kind_of(id), strategy)

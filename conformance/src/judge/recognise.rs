@@ -263,6 +263,8 @@ pub fn crypt_loader_misjudged_in(
     official: &Reads,
     reader: &Reads,
 ) -> Option<BTreeSet<Vec<u8>>> {
+    // The row first: the region is read only where it can explain something.
+    accepted(Difference::OfficialMisloadsInlineRecords, scope)?;
     let keys = |r: &Reads| r.keys.keys().cloned().collect::<BTreeSet<Vec<u8>>>();
     let region = located_region(dir, kind, strategy)?;
     crypt_loader_misjudged(scope, &region, &keys(official), &keys(reader))
@@ -273,9 +275,6 @@ pub fn crypt_loader_misjudged_in(
 /// ([`Difference::CryptOverlongLength`]), in the region the reader locates with `strategy`
 /// (records up to the first that does not parse, as a recovered region is read).
 pub fn overlong_lazy_keys(dir: &Path, kind: StoreKind, strategy: ErrorStrategy) -> Vec<Vec<u8>> {
-    if kind.crypt_key().is_none() {
-        return Vec::new();
-    }
     let Some(region) = located_region(dir, kind, strategy) else {
         return Vec::new();
     };
