@@ -10,12 +10,14 @@ use std::time::{Duration, Instant};
 use conformance::differential::property::{check_property, PropConfig, PropOutcome};
 use conformance::differential::runner::run_workload;
 use conformance::differential::workload::{GenConfig, Op, Workload, SHORT_EXPIRE};
+use conformance::judge::compare::Compared;
 use conformance::report::cell::{run_cell, CellResult, CellSpec};
 use conformance::sides::official::OfficialLib;
 use conformance::sides::sys::{built_versions, SysLib};
 use conformance::vocab::test_clock::{self, SharedClock};
 use conformance::{RealReader, StoreKind, Value};
 use mmkv_reader::Clock;
+use mmkv_sys::versions::Tag;
 
 static LOCK: Mutex<()> = Mutex::new(());
 
@@ -183,4 +185,65 @@ fn a_reader_clock_one_second_behind_is_caught_under_the_test_clock() {
         "the test clock never moved"
     );
     assert!(test_clock::now().is_none(), "the test clock was left on");
+}
+
+/// The start second of [`expire_times_of_a_lost_store_follow_its_exception`]: the official
+/// library seeds its random IV from `time()`, and from this second on the saved workload's
+/// encrypted file goes bad at its last op (at about half of all seconds it goes bad earlier).
+const LOST_FILE_SECOND: u32 = 1_796_460_000;
+
+/// A v1.3.3-v1.3.7 encrypted store whose official writer lost its own files (Tencent/MMKV#1351)
+/// leaves the long-lived reader on its last good snapshot, whose expire times are older than the
+/// writer's last sets: those differences are accepted with the lost store, as the getter
+/// differences are, and are not reader failures. Every other version keeps its files, and the
+/// reader reports the writer's expire times. (A CI flake before the expire check followed the
+/// exceptions table.)
+#[test]
+fn expire_times_of_a_lost_store_follow_its_exception() {
+    let _g = lock();
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/upstream-1351-expire-after-file-loss.yaml");
+    let repro = conformance::differential::failures::load_repro(&file).unwrap();
+    let reader = RealReader::new();
+    let bug = Tag::parse("v1.3.3").unwrap()..=Tag::parse("v1.3.7").unwrap();
+    let (mut buggy, mut others) = (0, 0);
+    for tag in built_versions() {
+        let lib = SysLib::load(tag).unwrap_or_else(|e| panic!("load {tag}: {e}"));
+        if !repro.kind.supported_by(&lib.features()) {
+            continue;
+        }
+        mmkv_sys::test_clock::set(Some(LOST_FILE_SECOND));
+        let outcome = run_workload(&lib, repro.kind, &repro.workload, &reader);
+        test_clock::stop();
+        let outcome = outcome.unwrap_or_else(|e| panic!("{tag}: {e}"));
+        assert!(outcome.passed(), "{tag}: {}", outcome.summary(4));
+        if bug.contains(&Tag::parse(tag).unwrap()) {
+            assert!(
+                outcome.official_lost_files(),
+                "{tag}: the files stayed good"
+            );
+            assert!(
+                outcome
+                    .divergences
+                    .iter()
+                    .any(|d| d.mismatch.what == Compared::ExpireVsWriter),
+                "{tag}: no expire time differed from the writer's: {}",
+                outcome.summary(4)
+            );
+            buggy += 1;
+        } else {
+            assert!(!outcome.official_lost_files(), "{tag}: lost its files");
+            assert!(
+                outcome.divergences.is_empty(),
+                "{tag}: {}",
+                outcome.summary(4)
+            );
+            others += 1;
+        }
+    }
+    eprintln!("{buggy} version(s) with Tencent/MMKV#1351, {others} without");
+    assert!(
+        buggy + others > 0,
+        "no built version has encrypted key expiration"
+    );
 }

@@ -625,20 +625,16 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// Expire times the reader reports against what the writer set.
+    /// Expire times the reader reports against what the writer set: the differences.
     fn check_expire(
         &mut self,
-        stage: &str,
         side: ReaderSide,
         reads: &std::result::Result<ReaderReads, Mismatch>,
-    ) {
-        let Ok(reads) = reads else { return };
+    ) -> Vec<(ReaderSide, Mismatch)> {
+        let Ok(reads) = reads else { return Vec::new() };
         let (checked, wrong) = self.model.check_expire(reads);
         self.stats.expire_checked += checked;
-        for m in wrong {
-            self.judged
-                .record(format!("{stage}, {side}"), m, None, None);
-        }
+        wrong.into_iter().map(|m| (side, m)).collect()
     }
 
     /// Reader failures against the reopened official, except those of keys for which the
@@ -776,14 +772,36 @@ impl<'a> Runner<'a> {
         self.official.sync()?;
         self.stats.checks += 1;
         let getters = self.lib.features().getters();
-        let scope = self.scope();
         let captures = self.capture(&getters);
-        let mut live = Vec::new();
+        let mut expire = Vec::new();
         for (side, reads) in &captures {
             self.count(reads);
-            self.check_expire(stage, *side, reads);
+            expire.extend(self.check_expire(*side, reads));
         }
-        let compared = self.compare_all(&captures)?;
+        self.judge_check(stage, reopen, &captures, &mut expire)?;
+        // Unless the official library lost its own files (then the readers may keep their
+        // last good snapshot, and the run stops), the reader must report what the writer set.
+        for (side, m) in expire {
+            self.judged
+                .record(format!("{stage}, {side}"), m, None, None);
+        }
+        Ok(())
+    }
+
+    /// The captures of one check against the official instance, live and reopened. A
+    /// difference that stops the run also takes `expire`, the reader's differences from the
+    /// writer's expire times.
+    fn judge_check(
+        &mut self,
+        stage: &str,
+        reopen: bool,
+        captures: &[Capture],
+        expire: &mut Vec<(ReaderSide, Mismatch)>,
+    ) -> Result<()> {
+        let getters = self.lib.features().getters();
+        let scope = self.scope();
+        let mut live = Vec::new();
+        let compared = self.compare_all(captures)?;
         for ((side, _), ms) in captures.iter().zip(compared) {
             live.extend(ms.into_iter().map(|m| (*side, m)));
         }
@@ -798,11 +816,12 @@ impl<'a> Runner<'a> {
             // v1.2.0-v1.2.2 encrypted loader, and only the keys it misjudged differ.
             let accepted = self.writeback_clobbered(Some(&live_keys)).or_else(|| {
                 let (exception, keys) = self.inline_misload(&live_keys, fresh)?;
-                live.iter()
+                (live.iter().chain(expire.iter()))
                     .all(|(_, m)| m.only_about(&keys))
                     .then_some(exception)
             });
             if let Some(exception) = accepted {
+                live.append(expire);
                 self.accept_lost(stage, live, exception);
                 return Ok(());
             }
@@ -829,6 +848,7 @@ impl<'a> Runner<'a> {
             if let Some(exception) = lost {
                 self.judged
                     .record(stage.to_string(), m, Some(exception), None);
+                live.append(expire);
                 self.accept_lost(stage, live, exception);
                 return Ok(());
             }
@@ -836,7 +856,7 @@ impl<'a> Runner<'a> {
                 .record(stage.to_string(), m, None, Some(UNLISTED));
         }
         let reopened: Vec<_> = (captures.iter().map(|(side, _)| *side))
-            .zip(self.compare_all(&captures)?)
+            .zip(self.compare_all(captures)?)
             .collect();
         for (side, m) in live {
             let confirmed = reopened
