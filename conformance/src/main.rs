@@ -279,6 +279,9 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
                     .collect::<String>(),
                 repro.kind
             );
+            if let Some(t) = repro.clock {
+                println!("on the test clock from second {t}, when the saved run began (the official AES IV is seeded from time())");
+            }
             let outcome = run_repro(&libs, &repro, &RealReader::new())?;
             if outcome.passed() {
                 println!("pass: no reader failure (upstream divergences, if any, follow)");

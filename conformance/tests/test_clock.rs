@@ -7,8 +7,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use conformance::differential::failures::{load_repro, save_failure};
 use conformance::differential::property::{check_property, PropConfig, PropOutcome};
-use conformance::differential::runner::run_workload;
+use conformance::differential::runner::{run_repro, run_workload};
 use conformance::differential::workload::{GenConfig, Op, Workload, SHORT_EXPIRE};
 use conformance::judge::compare::Compared;
 use conformance::report::cell::{run_cell, CellResult, CellSpec};
@@ -187,23 +188,13 @@ fn a_reader_clock_one_second_behind_is_caught_under_the_test_clock() {
     assert!(test_clock::now().is_none(), "the test clock was left on");
 }
 
-/// The start second of [`expire_times_of_a_lost_store_follow_its_exception`]: the official
-/// library seeds its random IV from `time()`, and from this second on the saved workload's
-/// encrypted file goes bad at its last op (at about half of all seconds it goes bad earlier).
-const LOST_FILE_SECOND: u32 = 1_796_460_000;
-
-/// A v1.3.3-v1.3.7 encrypted store whose official writer lost its own files (Tencent/MMKV#1351)
-/// leaves the long-lived reader on its last good snapshot, whose expire times are older than the
-/// writer's last sets: those differences are accepted with the lost store, as the getter
-/// differences are, and are not reader failures. Every other version keeps its files, and the
-/// reader reports the writer's expire times. (A CI flake before the expire check followed the
-/// exceptions table.)
 #[test]
 fn expire_times_of_a_lost_store_follow_its_exception() {
     let _g = lock();
     let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/upstream-1351-expire-after-file-loss.yaml");
-    let repro = conformance::differential::failures::load_repro(&file).unwrap();
+    let repro = load_repro(&file).unwrap();
+    assert!(repro.clock.is_some(), "the fixture records its second");
     let reader = RealReader::new();
     let bug = Tag::parse("v1.3.3").unwrap()..=Tag::parse("v1.3.7").unwrap();
     let (mut buggy, mut others) = (0, 0);
@@ -212,11 +203,20 @@ fn expire_times_of_a_lost_store_follow_its_exception() {
         if !repro.kind.supported_by(&lib.features()) {
             continue;
         }
-        mmkv_sys::test_clock::set(Some(LOST_FILE_SECOND));
-        let outcome = run_workload(&lib, repro.kind, &repro.workload, &reader);
-        test_clock::stop();
-        let outcome = outcome.unwrap_or_else(|e| panic!("{tag}: {e}"));
+        let outcome = run_repro(&[&lib], &repro, &reader).unwrap_or_else(|e| panic!("{tag}: {e}"));
         assert!(outcome.passed(), "{tag}: {}", outcome.summary(4));
+        assert_eq!(
+            test_clock::now(),
+            None,
+            "{tag}: the replay left the test clock on"
+        );
+        let saved = tempfile::tempdir().unwrap();
+        let dir = save_failure(saved.path(), &repro, &outcome).unwrap();
+        assert_eq!(
+            load_repro(&dir).unwrap().clock,
+            repro.clock,
+            "{tag}: the saved second"
+        );
         if bug.contains(&Tag::parse(tag).unwrap()) {
             assert!(
                 outcome.official_lost_files(),

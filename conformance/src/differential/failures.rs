@@ -24,9 +24,13 @@ pub fn failures_root() -> PathBuf {
     target.join("conformance-failures")
 }
 
-/// Saves a failing run under `root/<tag>-<kind>-<n>/`: `workload.yaml`, the store files and
-/// `diff.txt`. Returns the folder.
+/// Saves a failing run under `root/<tag>-<kind>-<n>/`: `workload.yaml` (with the second the
+/// run began, [`Repro::clock`]), the store files and `diff.txt`. Returns the folder.
 pub fn save_failure(root: &Path, repro: &Repro, outcome: &RunOutcome) -> Result<PathBuf> {
+    let repro = &Repro {
+        clock: Some(outcome.started),
+        ..repro.clone()
+    };
     std::fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
     let mut n = 0;
     let dir = loop {

@@ -47,6 +47,10 @@ pub struct RunOutcome {
     pub dir: tempfile::TempDir,
     /// Store id (file name) inside `dir`.
     pub store_id: String,
+    /// The official clock's second when the run began (see [`Repro::clock`]).
+    ///
+    /// [`Repro::clock`]: crate::differential::workload::Repro::clock
+    pub started: u32,
 }
 
 impl RunOutcome {

@@ -193,6 +193,7 @@ fn repro_strategy(
             kind,
             workload,
             then,
+            clock: None,
         })
         .boxed()
 }

@@ -57,8 +57,9 @@ use crate::judge::process_hold::hold_process;
 use crate::judge::recognise::{inline_misload, writeback_clobbered, RegionStart, StoreFiles};
 use crate::sides::official::{OfficialLib, OfficialStore};
 use crate::sides::view::{ReaderFactory, ReaderView};
-use crate::vocab::clock::{now_secs, sleep_until_secs};
+use crate::vocab::clock::{now_secs, official_now_secs, sleep_until_secs};
 use crate::vocab::kind::{ModeKind, StoreKind};
+use crate::vocab::test_clock;
 
 /// One version's part of a run.
 #[derive(Clone, Copy)]
@@ -88,12 +89,14 @@ pub fn run_workload(
     )
 }
 
-/// Runs a repro with `libs[0]` for its workload and `libs[i]` for its i-th continuation.
+/// Runs a repro with `libs[0]` for its workload and `libs[i]` for its i-th continuation; a
+/// repro with a recorded second ([`Repro::clock`]) on the test clock from that second.
 pub fn run_repro(
     libs: &[&dyn OfficialLib],
     repro: &Repro,
     reader: &dyn ReaderFactory,
 ) -> Result<RunOutcome> {
+    let _clock = repro.clock.map(test_clock::Scoped::at);
     let lib = *libs
         .first()
         .ok_or_else(|| Error::Other("no official version".to_string()))?;
@@ -122,6 +125,7 @@ pub fn run_steps(
     let first = steps
         .first()
         .ok_or_else(|| Error::Other("a run needs at least one step".to_string()))?;
+    let started = official_now_secs();
     // Held to the end of the run: v1.2.16-v1.3.0 multi-process instances must not share the
     // process with other runs (see `ProcessHold`).
     let _process = hold_process(steps.iter().map(|s| s.lib.tag()), kind);
@@ -192,6 +196,7 @@ pub fn run_steps(
         stats: r.stats,
         dir,
         store_id: id,
+        started,
     })
 }
 

@@ -232,6 +232,14 @@ pub struct Repro {
     /// Versions that continue the store after `tag` (version migration), in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub then: Vec<Continuation>,
+    /// The official clock's second when the saved run began. The official library seeds its
+    /// AES IV from `time()`, so an encrypted store's bytes (and an upstream bug that depends
+    /// on them) come back only from that second: [`run_repro`] then runs on the test clock
+    /// from it. `None`: the clock in use.
+    ///
+    /// [`run_repro`]: crate::differential::runner::run_repro
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<u32>,
 }
 
 impl Repro {
@@ -699,6 +707,7 @@ mod tests {
                 kind: StoreKind::Expire,
                 workload,
                 then: Vec::new(),
+                clock: Some(1_796_000_000),
             };
             let text = repro.to_yaml();
             let back = Repro::from_yaml(&text).unwrap();

@@ -157,6 +157,7 @@ pub fn run_cell(
             kind,
             workload,
             then: Vec::new(),
+            clock: None,
         };
         if let Some(p) = running {
             let _ = std::fs::write(p, repro.to_yaml());

@@ -87,6 +87,13 @@ impl Scoped {
         }
         Scoped { before }
     }
+
+    /// Turns the test clock on at `secs` (it may go back: a replay of a saved run).
+    pub fn at(secs: u32) -> Scoped {
+        let before = now();
+        mmkv_sys::test_clock::set(Some(secs));
+        Scoped { before }
+    }
 }
 
 impl Drop for Scoped {
