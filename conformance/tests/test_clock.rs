@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use conformance::differential::failures::{load_repro, save_failure};
-use conformance::differential::property::{check_property, PropConfig, PropOutcome};
+use conformance::differential::property::{
+    check_property, check_property_with, PropConfig, PropOutcome,
+};
 use conformance::differential::runner::{run_repro, run_workload};
 use conformance::differential::workload::{GenConfig, Op, Workload, SHORT_EXPIRE};
 use conformance::judge::compare::Compared;
@@ -245,5 +247,67 @@ fn expire_times_of_a_lost_store_follow_its_exception() {
     assert!(
         buggy + others > 0,
         "no built version has encrypted key expiration"
+    );
+}
+
+/// The second at which [`AheadAtOneSecond`] reads wrong.
+const BAD_SECOND: u32 = 1_796_460_001;
+
+/// The reader's clock twenty years ahead at [`BAD_SECOND`]: every key with an expire time reads
+/// as expired then, and only then.
+struct AheadAtOneSecond;
+
+impl Clock for AheadAtOneSecond {
+    fn now_secs(&self) -> u32 {
+        match SharedClock.now_secs() {
+            BAD_SECOND => BAD_SECOND + 20 * 365 * 24 * 3600,
+            t => t,
+        }
+    }
+}
+
+/// A failure that happens only at one second is saved with that second, and its folder
+/// replays as that failure. Every case begins a second after the one before (the heartbeat
+/// moves the test clock): the first case fails, its shrinking never fails again, and the
+/// clock has moved on when the minimal case is saved.
+#[test]
+fn a_failure_is_saved_from_the_second_it_failed_at() {
+    let _g = lock();
+    let lib = expiring_versions().remove(0);
+    let reader = RealReader::with_clock(Arc::new(AheadAtOneSecond));
+    let out = tempfile::tempdir().unwrap();
+    let cfg = PropConfig {
+        cases: 16,
+        seed: Some(7),
+        gen: GenConfig {
+            max_ops: 8,
+            short_expire_weight: 0,
+            ..GenConfig::default()
+        },
+        max_shrink_iters: 64,
+        source_file: None,
+        save_failures: true,
+        failures_dir: out.path().to_path_buf(),
+        running: None,
+    };
+    // The heartbeat comes before each case: the first one runs at `BAD_SECOND`.
+    let _clock = test_clock::Scoped::at(BAD_SECOND - 1);
+    let next_second = || {
+        test_clock::advance_to(test_clock::now().map_or(0, |t| u64::from(t) + 1));
+    };
+    let saved = match check_property_with(&lib, StoreKind::Expire, &reader, &cfg, &next_second) {
+        PropOutcome::Pass { .. } => panic!("{}: the one-second bug was missed", lib.tag()),
+        PropOutcome::Fail { saved, .. } => saved.expect("a saved failure folder"),
+    };
+    let repro = load_repro(&saved).unwrap();
+    assert_eq!(repro.clock, Some(BAD_SECOND), "the saved second");
+    let moved_on = test_clock::now().unwrap();
+    assert!(moved_on > BAD_SECOND);
+    let replay = run_repro(&[&lib], &repro, &reader).unwrap();
+    assert!(!replay.passed(), "the saved folder replays as a pass");
+    assert_eq!(
+        test_clock::now(),
+        Some(moved_on),
+        "the replay moved the clock"
     );
 }

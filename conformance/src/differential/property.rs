@@ -231,6 +231,9 @@ fn check_steps(
     let strategy = repro_strategy(libs, kind, cfg.gen);
     let divergent = std::sync::Mutex::new((0u32, None::<String>));
     let totals = std::sync::Mutex::new((0u32, RunStats::default()));
+    // The last failing case and the second its run began: proptest's minimal case is the last
+    // one that failed, and it is saved from that second (see `Repro::clock`).
+    let last_failure = std::sync::Mutex::new(None::<(Repro, u32)>);
     let result = runner.run(&strategy, |repro| {
         if let Some(p) = &cfg.running {
             let _ = std::fs::write(p, repro.to_yaml());
@@ -268,10 +271,15 @@ fn check_steps(
                 }
                 Ok(())
             }
-            Ok(outcome) => Err(TestCaseError::fail(outcome.summary(6))),
+            Ok(outcome) => {
+                *last_failure.lock().unwrap_or_else(|p| p.into_inner()) =
+                    Some((repro.clone(), outcome.started));
+                Err(TestCaseError::fail(outcome.summary(6)))
+            }
             Err(e) => Err(TestCaseError::fail(format!("harness error: {e}"))),
         }
     });
+    let last_failure = last_failure.into_inner().unwrap_or_else(|p| p.into_inner());
     let (divergent_cases, divergence_example) =
         divergent.into_inner().unwrap_or_else(|p| p.into_inner());
     let (passed_cases, stats) = totals.into_inner().unwrap_or_else(|p| p.into_inner());
@@ -286,7 +294,12 @@ fn check_steps(
             divergence_example,
         },
         Err(TestError::Abort(reason)) => PropOutcome::failed(format!("aborted: {reason}")),
-        Err(TestError::Fail(reason, repro)) => {
+        Err(TestError::Fail(reason, mut repro)) => {
+            if let Some((failed, second)) = last_failure {
+                if failed == repro {
+                    repro.clock = Some(second);
+                }
+            }
             let (saved, repro_line) = if cfg.save_failures {
                 save_minimal(libs, &repro, reader, &cfg.failures_dir)
             } else {
@@ -302,7 +315,8 @@ fn check_steps(
     }
 }
 
-/// Re-runs the minimal workload and saves its folder; returns it and the replay line.
+/// Re-runs the minimal workload (from the second it failed at, when known) and saves its
+/// folder; returns it and the replay line.
 fn save_minimal(
     libs: &[&dyn OfficialLib],
     repro: &Repro,
