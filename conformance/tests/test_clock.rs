@@ -120,6 +120,25 @@ fn verdicts_and_counts_equal_those_with_real_sleeps() {
     eprintln!("{cells} cell(s): real clock {real_time:?}, test clock {test_time:?}");
 }
 
+/// 16 generated cases of seed 7; failures saved under `out` when `save_failures`.
+fn seeded_config(
+    gen: GenConfig,
+    max_shrink_iters: u32,
+    out: &std::path::Path,
+    save_failures: bool,
+) -> PropConfig {
+    PropConfig {
+        cases: 16,
+        seed: Some(7),
+        gen,
+        max_shrink_iters,
+        source_file: None,
+        save_failures,
+        failures_dir: out.to_path_buf(),
+        running: None,
+    }
+}
+
 /// The reader's clock one second behind the official one (an expiry bug: a key is still
 /// visible in the second it expires).
 struct OneSecondBehind;
@@ -152,20 +171,12 @@ fn a_reader_clock_one_second_behind_is_caught_under_the_test_clock() {
             assert!(ok.passed(), "{tag}: {}", ok.summary(4));
 
             let out = tempfile::tempdir().unwrap();
-            let cfg = PropConfig {
-                cases: 16,
-                seed: Some(7),
-                gen: GenConfig {
-                    max_ops: 4,
-                    short_expire_weight: 100,
-                    ..GenConfig::default()
-                },
-                max_shrink_iters: 16,
-                source_file: None,
-                save_failures: false,
-                failures_dir: out.path().to_path_buf(),
-                running: None,
+            let gen = GenConfig {
+                max_ops: 4,
+                short_expire_weight: 100,
+                ..GenConfig::default()
             };
+            let cfg = seeded_config(gen, 16, out.path(), false);
             match check_property(&lib, StoreKind::Expire, &reader, &cfg) {
                 PropOutcome::Pass { .. } => panic!("{tag}: generated workloads missed the bug"),
                 PropOutcome::Fail { minimal, .. } => assert!(
@@ -276,20 +287,12 @@ fn a_failure_is_saved_from_the_second_it_failed_at() {
     let lib = expiring_versions().remove(0);
     let reader = RealReader::with_clock(Arc::new(AheadAtOneSecond));
     let out = tempfile::tempdir().unwrap();
-    let cfg = PropConfig {
-        cases: 16,
-        seed: Some(7),
-        gen: GenConfig {
-            max_ops: 8,
-            short_expire_weight: 0,
-            ..GenConfig::default()
-        },
-        max_shrink_iters: 64,
-        source_file: None,
-        save_failures: true,
-        failures_dir: out.path().to_path_buf(),
-        running: None,
+    let gen = GenConfig {
+        max_ops: 8,
+        short_expire_weight: 0,
+        ..GenConfig::default()
     };
+    let cfg = seeded_config(gen, 64, out.path(), true);
     // The heartbeat comes before each case: the first one runs at `BAD_SECOND`.
     let _clock = test_clock::Scoped::at(BAD_SECOND - 1);
     let next_second = || {
