@@ -274,3 +274,71 @@ fn short_expire_values_stay_explained() {
         "{older} built versions before v2.0.2 with key expiration, none judged short-expire-value"
     );
 }
+
+/// Fault-suite states in which differences of two rows meet (`tests/fixtures/faults/<name>/`,
+/// written by the named version): a flipped meta flag turned key expiration on in AES-128 stores
+/// written without it, so 1-3-byte values read as shorter than the expire suffix
+/// (`short-expire-value`) and a 4-byte value as only the suffix (`empty-payload-key`); and a
+/// removed meta file that the official library reads zero-filled (`zero-fill`), where the
+/// zero IV shows an overlong key (`crypt-overlong-length`). Each is judged with its version:
+/// never a disagreement, and the verdict names the rows.
+#[test]
+fn states_of_several_rows_stay_explained() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/faults");
+    let exe = ChildExe::conformance(env!("CARGO_BIN_EXE_conformance"));
+    let cases = [
+        (
+            "expire-flag-short-and-empty-v1.3.9",
+            "v1.3.9",
+            StoreKind::Aes128,
+            "exception:empty-payload-key+short-expire-value",
+        ),
+        (
+            "expire-flag-short-and-empty-v1.3.11",
+            "v1.3.11",
+            StoreKind::Aes128,
+            "exception:empty-payload-key+short-expire-value",
+        ),
+        (
+            "expire-flag-short-v2.0.1",
+            "v2.0.1",
+            StoreKind::Aes128,
+            "exception:short-expire-value",
+        ),
+        (
+            "missing-meta-overlong-v1.2.13",
+            "v1.2.13",
+            StoreKind::Aes128LongKey,
+            "exception:zero-fill+crypt-overlong-length",
+        ),
+    ];
+    let mut judged = 0;
+    for (name, tag, kind, expected) in cases {
+        if !mmkv_sys::built_versions().contains(&tag) {
+            eprintln!("{name}: official {tag} not built");
+            continue;
+        }
+        let work = tempfile::tempdir().unwrap();
+        let state = work.path().join("state");
+        std::fs::create_dir_all(&state).unwrap();
+        for entry in std::fs::read_dir(fixtures.join(name)).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), state.join(entry.file_name())).unwrap();
+        }
+        let target = Target::load(tag, kind).unwrap();
+        let verdicts = judge_state(&exe, &target, read_reader, &state, work.path()).unwrap();
+        for (s, p, v) in &verdicts {
+            assert!(
+                !matches!(v, Verdict::Disagree(_)),
+                "{name}: {s:?}/{}: {v}",
+                p.name()
+            );
+        }
+        assert!(
+            verdicts.iter().any(|(_, _, v)| v.label() == expected),
+            "{name}: expected {expected} among {verdicts:?}"
+        );
+        judged += 1;
+    }
+    eprintln!("{judged} of {} states judged", cases.len());
+}

@@ -325,13 +325,17 @@ pub fn empty_payload_keys(
 
 /// Keys of an expiring store whose live record's value is shorter than the 4-byte expire
 /// suffix, in the region the reader locates with `strategy` (records up to the first that does
-/// not parse; [`Difference::ShortExpireValue`]).
+/// not parse; [`Difference::ShortExpireValue`]). Expiring as the meta's flag says, as the
+/// official library takes it (a damaged flag turns a store without expiration into one);
+/// the store's kind when `Store` refuses the files.
 pub fn short_expire_value_keys(
     dir: &Path,
     kind: StoreKind,
     strategy: ErrorStrategy,
 ) -> BTreeSet<Vec<u8>> {
-    if !kind.key_expire() {
+    let expiring =
+        open_store(dir, kind, strategy).map_or(kind.key_expire(), |s| s.snapshot().key_expire());
+    if !expiring {
         return BTreeSet::new();
     }
     let Some(region) = located_region(dir, kind, strategy) else {

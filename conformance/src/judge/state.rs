@@ -10,7 +10,7 @@ use mmkv_sys::ErrorStrategy;
 
 use crate::error::Result;
 use crate::judge::compare::agrees;
-use crate::judge::exceptions::{accepted, count_uses, Difference, Scope};
+use crate::judge::exceptions::{accepted, count_uses, Difference, Scope, TABLE};
 use crate::judge::recognise::{
     copy_store, crypt_loader_misjudged_in, empty_payload_keys, meta_version, overlong_lazy_keys,
     rewrite_specious_meta, short_expire_value_keys, zero_fill_like_official,
@@ -47,6 +47,8 @@ pub enum Verdict {
     RefusedDiscarded,
     /// A difference from the exceptions table (a fault-suite row, recognised by its check).
     Exception(Difference),
+    /// Differences of several rows in one state, recognised together (in table order).
+    Exceptions(Vec<Difference>),
     /// The official library crashed, hung or failed: an upstream finding, not a reader failure.
     Upstream(String),
     /// An unexplained difference: fails the suite (details).
@@ -60,6 +62,10 @@ impl Verdict {
             Verdict::Agree => "agree".into(),
             Verdict::RefusedDiscarded => "refused=discarded".into(),
             Verdict::Exception(e) => format!("exception:{}", e.code()),
+            Verdict::Exceptions(es) => {
+                let codes: Vec<&str> = es.iter().map(|e| e.code()).collect();
+                format!("exception:{}", codes.join("+"))
+            }
             Verdict::Upstream(_) => "upstream-finding".into(),
             Verdict::Disagree(_) => "DISAGREE".into(),
         }
@@ -252,6 +258,60 @@ pub fn classify(
             }
         }
     }
+    // Several rows in one state: a flipped expire flag can leave short values and a value
+    // that is only the expire suffix at once; a missing meta file read zero-filled can show
+    // an overlong key. Every row's adjustment together, on the files as they are or (when
+    // `Store` refuses a short meta file) zero-filled.
+    let zero_fill = accepted(Difference::ZeroFill, scope).is_some();
+    for (r, d, filled) in [(reader, dir, false), (&zr, filled.as_path(), true)] {
+        let (Ok(r), OfficialOutcome::Read(o)) = (r, official) else {
+            continue;
+        };
+        if filled && !zero_fill {
+            continue;
+        }
+        let (mut r, mut o) = (r.clone(), o.clone());
+        let mut rows = Vec::new();
+        if filled {
+            rows.push(Difference::ZeroFill);
+        }
+        if accepted(Difference::EmptyPayloadKey, scope).is_some() {
+            let empty = empty_payload_keys(&[d], kind, strategy);
+            let before = r.keys.len();
+            r.keys.retain(|k, _| !empty.contains(k));
+            if r.keys.len() < before {
+                rows.push(Difference::EmptyPayloadKey);
+            }
+        }
+        if accepted(Difference::ShortExpireValue, scope).is_some() {
+            let short = short_expire_value_keys(d, kind, strategy);
+            let before = r.keys.len();
+            r.keys
+                .retain(|k, _| o.keys.contains_key(k) || !short.contains(k));
+            if r.keys.len() < before {
+                rows.push(Difference::ShortExpireValue);
+            }
+        }
+        if accepted(Difference::CryptOverlongLength, scope).is_some() {
+            let lazy = overlong_lazy_keys(d, kind, strategy);
+            let mut blanked = false;
+            for reads in [&mut r, &mut o] {
+                for (k, row) in reads.keys.iter_mut() {
+                    if lazy.contains(k) {
+                        row.iter_mut().for_each(|v| *v = None);
+                        blanked = true;
+                    }
+                }
+            }
+            if blanked {
+                rows.push(Difference::CryptOverlongLength);
+            }
+        }
+        if rows.len() >= 2 && ok(&judge(scope, &OfficialOutcome::Read(o), &Ok(r))) {
+            rows.sort_by_key(|d| TABLE.iter().position(|e| e.difference == *d));
+            return Ok(Verdict::Exceptions(rows));
+        }
+    }
     Ok(v)
 }
 
@@ -273,10 +333,12 @@ pub fn judge_outcomes(
         for (path, f) in paths {
             let r = f(dir, kind, features, *s);
             let v = classify(f, features, scope, dir, kind, *s, o, &r, scratch)?;
-            if let Some(row) = match &v {
-                Verdict::Exception(d) => accepted(*d, scope),
-                _ => None,
-            } {
+            let rows = match &v {
+                Verdict::Exception(d) => vec![*d],
+                Verdict::Exceptions(ds) => ds.clone(),
+                _ => Vec::new(),
+            };
+            for row in rows.iter().filter_map(|d| accepted(*d, scope)) {
                 count_uses(row, 1);
             }
             verdicts.push((*s, path, v));
