@@ -10,7 +10,7 @@ use conformance::fault::cli::{states_from_env, STATES_VAR};
 use conformance::fault::section::FaultSection;
 use conformance::fault::suite::{judge_state, run_suite, SuiteConfig, Target};
 use conformance::judge::exceptions::{Difference, TABLE};
-use conformance::judge::state::Verdict;
+use conformance::judge::state::{Verdict, Verdicts};
 use conformance::sides::reads::{read_reader, ReaderOutcome};
 use conformance::vocab::STORE_ID;
 use conformance::writer::child::ChildExe;
@@ -206,15 +206,7 @@ fn differential_fuzz_findings_stay_explained() {
         std::fs::create_dir_all(&state).unwrap();
         std::fs::write(state.join(STORE_ID), data).unwrap();
         std::fs::write(state.join(format!("{STORE_ID}.crc")), meta).unwrap();
-        let target = Target::load(tag, kind).unwrap();
-        let verdicts = judge_state(&exe, &target, read_reader, &state, work.path()).unwrap();
-        for (s, p, v) in &verdicts {
-            assert!(
-                !matches!(v, Verdict::Disagree(_)),
-                "{name}: {s:?}/{}: {v}",
-                p.name()
-            );
-        }
+        let verdicts = judged_agreeing(&exe, tag, kind, &state, work.path(), &name);
         assert!(
             verdicts
                 .iter()
@@ -275,6 +267,28 @@ fn short_expire_values_stay_explained() {
     );
 }
 
+/// The verdicts on the state in `state` as official `tag` reads it as `kind` (scratch files
+/// under `scratch`); fails on any disagreement, naming `name`.
+fn judged_agreeing(
+    exe: &ChildExe,
+    tag: &str,
+    kind: StoreKind,
+    state: &Path,
+    scratch: &Path,
+    name: &str,
+) -> Verdicts {
+    let target = Target::load(tag, kind).unwrap();
+    let verdicts = judge_state(exe, &target, read_reader, state, scratch).unwrap();
+    for (s, p, v) in &verdicts {
+        assert!(
+            !matches!(v, Verdict::Disagree(_)),
+            "{name}: {s:?}/{}: {v}",
+            p.name()
+        );
+    }
+    verdicts
+}
+
 /// Fault-suite states in which differences of two rows meet (`tests/fixtures/faults/<name>/`,
 /// written by the named version): a flipped meta flag turned key expiration on in AES-128 stores
 /// written without it, so 1-3-byte values read as shorter than the expire suffix
@@ -325,15 +339,7 @@ fn states_of_several_rows_stay_explained() {
             let entry = entry.unwrap();
             std::fs::copy(entry.path(), state.join(entry.file_name())).unwrap();
         }
-        let target = Target::load(tag, kind).unwrap();
-        let verdicts = judge_state(&exe, &target, read_reader, &state, work.path()).unwrap();
-        for (s, p, v) in &verdicts {
-            assert!(
-                !matches!(v, Verdict::Disagree(_)),
-                "{name}: {s:?}/{}: {v}",
-                p.name()
-            );
-        }
+        let verdicts = judged_agreeing(&exe, tag, kind, &state, work.path(), name);
         assert!(
             verdicts.iter().any(|(_, _, v)| v.label() == expected),
             "{name}: expected {expected} among {verdicts:?}"
