@@ -3,6 +3,7 @@
 //! recogniser ([`crate::judge::recognise`]) explains it; anything else is a disagreement,
 //! which fails the suite.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::path::Path;
 
@@ -197,17 +198,10 @@ pub fn classify(
             None => Vec::new(),
         };
         if !lazy.is_empty() {
-            let blank = |reads: &Reads| {
-                let mut reads = reads.clone();
-                for (k, row) in reads.keys.iter_mut() {
-                    if lazy.contains(k) {
-                        row.iter_mut().for_each(|v| *v = None);
-                    }
-                }
-                reads
-            };
-            let o = OfficialOutcome::Read(blank(o));
-            if ok(&judge(scope, &o, &Ok(blank(r)))) {
+            let (mut o, mut r) = (o.clone(), r.clone());
+            blank_values(&mut o, &lazy);
+            blank_values(&mut r, &lazy);
+            if ok(&judge(scope, &OfficialOutcome::Read(o), &Ok(r))) {
                 return Ok(Verdict::Exception(Difference::CryptOverlongLength));
             }
         }
@@ -249,9 +243,7 @@ pub fn classify(
             let short = short_expire_value_keys(dir, kind, strategy);
             if !short.is_empty() {
                 let mut without = r.clone();
-                without
-                    .keys
-                    .retain(|k, _| o.keys.contains_key(k) || !short.contains(k));
+                drop_unlisted(&mut without, o, &short);
                 if ok(&judge(scope, official, &Ok(without))) {
                     return Ok(Verdict::Exception(Difference::ShortExpireValue));
                 }
@@ -285,25 +277,15 @@ pub fn classify(
         }
         if accepted(Difference::ShortExpireValue, scope).is_some() {
             let short = short_expire_value_keys(d, kind, strategy);
-            let before = r.keys.len();
-            r.keys
-                .retain(|k, _| o.keys.contains_key(k) || !short.contains(k));
-            if r.keys.len() < before {
+            if drop_unlisted(&mut r, &o, &short) {
                 rows.push(Difference::ShortExpireValue);
             }
         }
         if accepted(Difference::CryptOverlongLength, scope).is_some() {
             let lazy = overlong_lazy_keys(d, kind, strategy);
-            let mut blanked = false;
-            for reads in [&mut r, &mut o] {
-                for (k, row) in reads.keys.iter_mut() {
-                    if lazy.contains(k) {
-                        row.iter_mut().for_each(|v| *v = None);
-                        blanked = true;
-                    }
-                }
-            }
-            if blanked {
+            // Both sides, as the row's own check above blanks them.
+            let in_reader = blank_values(&mut r, &lazy);
+            if blank_values(&mut o, &lazy) | in_reader {
                 rows.push(Difference::CryptOverlongLength);
             }
         }
@@ -313,6 +295,29 @@ pub fn classify(
         }
     }
     Ok(v)
+}
+
+/// Forgets every getter's value of `keys` in `reads` (the row reads no value there); true when
+/// `reads` holds one of them.
+fn blank_values(reads: &mut Reads, keys: &[Vec<u8>]) -> bool {
+    let mut any = false;
+    for (k, row) in reads.keys.iter_mut() {
+        if keys.contains(k) {
+            row.iter_mut().for_each(|v| *v = None);
+            any = true;
+        }
+    }
+    any
+}
+
+/// Removes from `reader` the `keys` that `official` does not list (a short value's key the
+/// official library dropped); true when any was removed.
+fn drop_unlisted(reader: &mut Reads, official: &Reads, keys: &BTreeSet<Vec<u8>>) -> bool {
+    let before = reader.keys.len();
+    reader
+        .keys
+        .retain(|k, _| official.keys.contains_key(k) || !keys.contains(k));
+    reader.keys.len() < before
 }
 
 /// Verdicts per strategy and reader path (`reader` as `Store`, and [`read_dump`]) on the
