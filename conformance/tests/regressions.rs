@@ -5,6 +5,9 @@
 //!
 //! `upstream-1351-encrypted-overwrite.yaml` also pins how the harness treats an upstream
 //! in-memory bug (Tencent/MMKV#1351, v1.3.3 until v1.3.9): a divergence, not a reader failure.
+//! `upstream-1351-rekey-write-back.yaml` pins the same bug's reKey: one key overwritten in
+//! place with a large value, whose saved cipher state is wrong, then a reKey to plaintext
+//! writes back the misread value, and the library's reload discards its store.
 //! `upstream-rekey-after-trim.yaml` pins the unwritten reKey of v1.1.0-v1.2.5 the same way, and
 //! `upstream-rekey-same-long-key.yaml` the cipher-stream restart of v1.1.0-v1.1.2, and
 //! `upstream-crypt-loader-zero-double.yaml` the encrypted loader of v1.2.0-v1.2.2 dropping a
@@ -40,6 +43,11 @@ const LOST_FILES_PINS: &[(&str, Release, Release)] = &[
         "upstream-1351-encrypted-file-loss.yaml",
         v(1, 3, 3),
         v(1, 3, 8),
+    ),
+    (
+        "upstream-1351-rekey-write-back.yaml",
+        v(1, 3, 3),
+        v(1, 3, 7),
     ),
     ("upstream-rekey-after-trim.yaml", v(1, 1, 0), v(1, 2, 5)),
     ("upstream-rekey-same-long-key.yaml", v(1, 1, 0), v(1, 1, 2)),

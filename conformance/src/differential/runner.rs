@@ -481,6 +481,13 @@ impl<'a> Runner<'a> {
                 let key = crypt.key.as_ref().map(|k| k.0.as_slice());
                 self.official.sync()?;
                 let before = self.store_files();
+                // Where the library can lose its store in its own reKey write-back, the
+                // keys it shows before the reKey, to compare with those after.
+                let lost_row = accepted(Difference::OfficialLostOwnFiles, &self.scope());
+                let keys_before = match lost_row {
+                    Some(_) => Some(official_visible_keys(self.official.as_mut())?),
+                    None => None,
+                };
                 match self.official.rekey(key, crypt.aes256)? {
                     None => self.stats.unsupported_ops += 1,
                     Some(false) => {}
@@ -499,7 +506,9 @@ impl<'a> Runner<'a> {
                                 .is_some_and(|k| k.len() > 16 || k.contains(&0));
                         if changed || truncated_same {
                             self.official.sync()?;
-                            if self.rekey_not_written(&before, truncated_same) {
+                            if self.rekey_not_written(&before, truncated_same)
+                                || self.rekey_lost_keys(lost_row, keys_before)?
+                            {
                                 return Ok(());
                             }
                         }
@@ -583,6 +592,34 @@ impl<'a> Runner<'a> {
                 false
             }
         }
+    }
+
+    /// After a `reKey` that rewrote the files, in a scope where `row` accepts the library
+    /// losing its own store: true (and the run stops) when the keys it shows differ from
+    /// `before`. Tencent/MMKV#1351: the write-back re-encodes each value as the library
+    /// reads it, and a value it misreads (a wrongly saved cipher state) is written back as
+    /// bytes its own reload rejects, so it discards the whole store.
+    fn rekey_lost_keys(
+        &mut self,
+        row: Option<&'static Exception>,
+        before: Option<BTreeSet<Vec<u8>>>,
+    ) -> Result<bool> {
+        let (Some(exception), Some(before)) = (row, before) else {
+            return Ok(false);
+        };
+        let after = official_visible_keys(self.official.as_mut())?;
+        if after == before {
+            return Ok(false);
+        }
+        let official = format!(
+            "before {} / after {}",
+            render_keys(&before),
+            render_keys(&after)
+        );
+        let m = Mismatch::new(None, Compared::OfficialKeysAcrossRekey, official, "n/a");
+        let stage = format!("{}: reKey", self.lib.tag());
+        self.judged.accept_and_stop(stage, m, exception);
+        Ok(true)
     }
 
     /// Captures of the long-lived reader (when open) and of a fresh one, in that order.

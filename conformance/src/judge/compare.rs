@@ -54,6 +54,8 @@ pub enum Compared {
     FilesAfterRekey,
     /// The official key set before and after close/reopen.
     OfficialKeysAcrossReopen,
+    /// The official key set before and after a `reKey` that rewrote the files.
+    OfficialKeysAcrossRekey,
     /// Two forms of one reader result (`of`) that disagree.
     ReaderForms {
         /// What both forms read.
@@ -88,6 +90,7 @@ impl fmt::Display for Compared {
             Compared::OfficialKeysAcrossReopen => {
                 f.write_str("official key set across close/reopen")
             }
+            Compared::OfficialKeysAcrossRekey => f.write_str("official key set across reKey"),
             Compared::ReaderForms { of, first, other } => {
                 write!(f, "{of}: reader {first} vs reader {other}")
             }

@@ -70,7 +70,7 @@ impl Difference {
                 "official in-memory value differs from what it reads back from its files; reader agrees with the files"
             }
             Difference::OfficialLostOwnFiles => {
-                "official key set changes across close/reopen (it cannot read back its own files)"
+                "official key set changes across close/reopen or its own reKey (it cannot read back its own files)"
             }
             Difference::OfficialMisloadsInlineRecords => {
                 "after loading its files (reopen, reKey) the official lists removed keys again or lacks live keys, each one whose last record is a small value the loader misjudges; reader agrees with the files"
@@ -272,7 +272,7 @@ pub const TABLE: &[Exception] = &[
         first: v(1, 3, 3),
         last: Some(v(1, 3, 7)),
         configs: Configs::EncryptedSingleProcess,
-        why: "the same bug can write an encrypted file whose CRC the next load rejects, so the reopened instance discards it",
+        why: "the same bug can leave files the library's next load rejects, and it then discards its store: an encrypted file whose CRC fails, or a reKey write-back (which reloads) of a large value it misread from a wrongly saved cipher state",
     },
     Exception {
         difference: Difference::OfficialMisreadsOwnWrite,
