@@ -8,7 +8,9 @@
 //! `upstream-1351-rekey-write-back.yaml` pins the same bug's reKey: one key overwritten in
 //! place with a large value, whose saved cipher state is wrong, then a reKey to plaintext
 //! writes back the misread value, and the library's reload discards its store.
-//! `upstream-rekey-after-trim.yaml` pins the unwritten reKey of v1.1.0-v1.2.5 the same way, and
+//! `upstream-rekey-after-trim.yaml` pins the unwritten reKey of v1.1.0-v1.2.5 the same way
+//! (`upstream-rekey-after-removal-writeback.yaml`: v1.1.x rewrites the store when a removal
+//! empties it, so a reKey right after leaves a removal record that no key reads), and
 //! `upstream-rekey-same-long-key.yaml` the cipher-stream restart of v1.1.0-v1.1.2, and
 //! `upstream-crypt-loader-zero-double.yaml` the encrypted loader of v1.2.0-v1.2.2 dropping a
 //! small value. A workload with continuations (`then:`, a migration) is replayed from every
@@ -50,6 +52,11 @@ const LOST_FILES_PINS: &[(&str, Release, Release)] = &[
         v(1, 3, 7),
     ),
     ("upstream-rekey-after-trim.yaml", v(1, 1, 0), v(1, 2, 5)),
+    (
+        "upstream-rekey-after-removal-writeback.yaml",
+        v(1, 1, 0),
+        v(1, 1, 2),
+    ),
     ("upstream-rekey-same-long-key.yaml", v(1, 1, 0), v(1, 1, 2)),
     (
         "upstream-crypt-loader-zero-double.yaml",

@@ -506,8 +506,12 @@ impl<'a> Runner<'a> {
                                 .is_some_and(|k| k.len() > 16 || k.contains(&0));
                         if changed || truncated_same {
                             self.official.sync()?;
-                            if self.rekey_not_written(&before, truncated_same)
-                                || self.rekey_lost_keys(lost_row, keys_before)?
+                            if self.rekey_not_written(
+                                &before,
+                                truncated_same,
+                                new_key.as_deref(),
+                                aes256,
+                            ) || self.rekey_lost_keys(lost_row, keys_before)?
                             {
                                 return Ok(());
                             }
@@ -538,7 +542,8 @@ impl<'a> Runner<'a> {
 
     /// After a successful `reKey` the library takes as a key change: true when it wrote
     /// nothing although the store has content (both files byte-for-byte as `before`, and the
-    /// reader with the old key finds at least one key in them) and the
+    /// reader with the old key finds at least one key in them, or the new key cannot read
+    /// them: records of removed keys) and the
     /// exceptions table lists that for this version (the run stops: the official instance no
     /// longer matches its files).
     ///
@@ -551,6 +556,8 @@ impl<'a> Runner<'a> {
         &mut self,
         before: &Option<(Vec<u8>, Vec<u8>)>,
         truncated_same: bool,
+        new_key: Option<&[u8]>,
+        new_aes256: bool,
     ) -> bool {
         let Some(before) = before else {
             return false;
@@ -564,15 +571,19 @@ impl<'a> Runner<'a> {
         }
         // The configuration still has the old key here, and the files are as before.
         let old = self.open_reader();
-        if old.as_ref().is_ok_and(|v| v.count() == 0) {
-            // Nothing to re-encrypt (e.g. a reKey right after clearAll: v2.4.2 leaves the
-            // holder-only files alone); later comparisons judge the files as usual.
-            return false;
-        }
-        let reader = match old {
+        let mut reader = match &old {
             Ok(v) => format!("with the old key: {} key(s)", v.count()),
             Err(e) => format!("with the old key: error: {e}"),
         };
+        if old.as_ref().is_ok_and(|v| v.count() == 0) {
+            // Nothing to re-encrypt when the files also read under the new key (holder-only
+            // files after clearAll, which v2.4.2 leaves alone): later comparisons judge them
+            // as usual. Records of removed keys are content the new key cannot decode.
+            match self.reader.open(&self.path(), new_key, new_aes256) {
+                Ok(_) => return false,
+                Err(e) => reader.push_str(&format!("; with the new key: error: {e}")),
+            }
+        }
         let official = "reKey returned true but left both files unchanged";
         let m = Mismatch::new(None, Compared::FilesAfterRekey, official, reader);
         let stage = format!("{}: reKey", self.lib.tag());

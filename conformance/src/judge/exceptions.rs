@@ -304,7 +304,7 @@ pub const TABLE: &[Exception] = &[
         first: v(1, 1, 0),
         last: Some(v(1, 2, 5)),
         configs: Configs::All,
-        why: "fullWriteback() returns at once while m_hasFullWriteback is set (after trim, removeValuesForKeys or another reKey), so reKey only swaps the in-memory crypter: the files still hold the old-key content, which the reader reads with the old key; accepted only when the harness sees both files byte-for-byte unchanged after a key-changing reKey of a non-empty store, and the run stops there",
+        why: "fullWriteback() returns at once while m_hasFullWriteback is set (after trim, removeValuesForKeys or another reKey), so reKey only swaps the in-memory crypter: the files still hold the old-key content, which the reader reads with the old key; accepted only when the harness sees both files byte-for-byte unchanged after a key-changing reKey of a store with content (a key the old key reads, or records of removed keys the new key cannot read), and the run stops there",
     },
     Exception {
         difference: Difference::OfficialRekeyRestartsCipher,
