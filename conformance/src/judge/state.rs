@@ -214,7 +214,7 @@ pub fn classify(
         if let Some(differing) = crypt_loader_misjudged_in(scope, d, kind, strategy, o, r) {
             let without = |reads: &Reads| {
                 let mut reads = reads.clone();
-                reads.keys.retain(|k, _| !differing.contains(k));
+                drop_keys(&mut reads, |k| differing.contains(k));
                 reads
             };
             let o = OfficialOutcome::Read(without(o));
@@ -231,7 +231,7 @@ pub fn classify(
     if accepted(Difference::EmptyPayloadKey, scope).is_some() && !empty.is_empty() {
         for r in [reader, &zr].into_iter().flatten() {
             let mut without = r.clone();
-            without.keys.retain(|k, _| !empty.contains(k));
+            drop_keys(&mut without, |k| empty.contains(k));
             if ok(&judge(scope, official, &Ok(without))) {
                 return Ok(Verdict::Exception(Difference::EmptyPayloadKey));
             }
@@ -269,9 +269,7 @@ pub fn classify(
         }
         if accepted(Difference::EmptyPayloadKey, scope).is_some() {
             let empty = empty_payload_keys(&[d], kind, strategy);
-            let before = r.keys.len();
-            r.keys.retain(|k, _| !empty.contains(k));
-            if r.keys.len() < before {
+            if drop_keys(&mut r, |k| empty.contains(k)) {
                 rows.push(Difference::EmptyPayloadKey);
             }
         }
@@ -310,14 +308,19 @@ fn blank_values(reads: &mut Reads, keys: &[Vec<u8>]) -> bool {
     any
 }
 
+/// Removes from `reads` every key `drop` selects; true when any was removed.
+fn drop_keys(reads: &mut Reads, drop: impl Fn(&Vec<u8>) -> bool) -> bool {
+    let before = reads.keys.len();
+    reads.keys.retain(|k, _| !drop(k));
+    reads.keys.len() < before
+}
+
 /// Removes from `reader` the `keys` that `official` does not list (a short value's key the
 /// official library dropped); true when any was removed.
 fn drop_unlisted(reader: &mut Reads, official: &Reads, keys: &BTreeSet<Vec<u8>>) -> bool {
-    let before = reader.keys.len();
-    reader
-        .keys
-        .retain(|k, _| official.keys.contains_key(k) || !keys.contains(k));
-    reader.keys.len() < before
+    drop_keys(reader, |k| {
+        keys.contains(k) && !official.keys.contains_key(k)
+    })
 }
 
 /// Verdicts per strategy and reader path (`reader` as `Store`, and [`read_dump`]) on the
