@@ -481,11 +481,10 @@ impl<'a> Runner<'a> {
                 let key = crypt.key.as_ref().map(|k| k.0.as_slice());
                 self.official.sync()?;
                 let before = self.store_files();
-                // Where the library can lose its store in its own reKey write-back, the
-                // keys it shows before the reKey, to compare with those after.
-                let lost_row = accepted(Difference::OfficialLostOwnFiles, &self.scope());
-                let keys_before = match lost_row {
-                    Some(_) => Some(official_visible_keys(self.official.as_mut())?),
+                // Where the library can lose its store in its own reKey write-back: that row
+                // and the keys it shows before the reKey, to compare with those after.
+                let lost_before = match accepted(Difference::OfficialLostOwnFiles, &self.scope()) {
+                    Some(row) => Some((row, official_visible_keys(self.official.as_mut())?)),
                     None => None,
                 };
                 match self.official.rekey(key, crypt.aes256)? {
@@ -511,7 +510,7 @@ impl<'a> Runner<'a> {
                                 truncated_same,
                                 new_key.as_deref(),
                                 aes256,
-                            ) || self.rekey_lost_keys(lost_row, keys_before)?
+                            ) || self.rekey_lost_keys(lost_before)?
                             {
                                 return Ok(());
                             }
@@ -605,17 +604,17 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// After a `reKey` that rewrote the files, in a scope where `row` accepts the library
-    /// losing its own store: true (and the run stops) when the keys it shows differ from
-    /// `before`. Tencent/MMKV#1351: the write-back re-encodes each value as the library
-    /// reads it, and a value it misreads (a wrongly saved cipher state) is written back as
-    /// bytes its own reload rejects, so it discards the whole store.
+    /// After a `reKey` that rewrote the files, where `lost_before` holds the row that accepts
+    /// the library losing its own store and the keys it showed before: true (and the run
+    /// stops) when the keys it shows now differ. Tencent/MMKV#1351: the write-back
+    /// re-encodes each value as the library reads it, and a value it misreads (a wrongly
+    /// saved cipher state) is written back as bytes its own reload rejects, so it discards
+    /// the whole store.
     fn rekey_lost_keys(
         &mut self,
-        row: Option<&'static Exception>,
-        before: Option<BTreeSet<Vec<u8>>>,
+        lost_before: Option<(&'static Exception, BTreeSet<Vec<u8>>)>,
     ) -> Result<bool> {
-        let (Some(exception), Some(before)) = (row, before) else {
+        let Some((exception, before)) = lost_before else {
             return Ok(false);
         };
         let after = official_visible_keys(self.official.as_mut())?;
