@@ -534,6 +534,8 @@ fn build_version(
         "-Wl,-Bsymbolic".into(),
         // The test clock (shim.cpp `__wrap_time`): Core's `time()` calls go through the shim.
         "-Wl,--wrap=time".into(),
+        // The page size (shim.cpp `__wrap_getpagesize`): Core's only page-size source.
+        "-Wl,--wrap=getpagesize".into(),
         "-Wl,--no-undefined".into(),
         "-o".into(),
     ]);

@@ -80,6 +80,14 @@ void ShimLibrary::set_test_time(bool has_time, int64_t secs) const {
     check(m_api->set_test_time(has_time ? 1 : 0, secs), "set_test_time");
 }
 
+void ShimLibrary::set_page_size(size_t size) const {
+    check(m_api->set_page_size(size), "set_page_size");
+}
+
+size_t ShimLibrary::initialized_page_size() const {
+    return m_api->initialized_page_size();
+}
+
 size_t ShimLibrary::open(rust::Slice<const uint8_t> dir, rust::Slice<const uint8_t> id, bool multi,
                          rust::Slice<const uint8_t> key, bool has_key, bool aes256) const {
     void *out = nullptr;

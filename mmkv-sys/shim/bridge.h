@@ -24,6 +24,8 @@ public:
     uint64_t caps() const;
     void set_error_strategy(bool recover) const;
     void set_test_time(bool has_time, int64_t secs) const;
+    void set_page_size(size_t size) const;
+    size_t initialized_page_size() const;
 
     size_t open(rust::Slice<const uint8_t> dir, rust::Slice<const uint8_t> id, bool multi,
                 rust::Slice<const uint8_t> key, bool has_key, bool aes256) const;

@@ -53,6 +53,25 @@ extern "C" time_t __wrap_time(time_t *out) {
     return static_cast<time_t>(secs);
 }
 
+// ---- the page size ---------------------------------------------------------------------
+// build.rs also links with `-Wl,--wrap=getpagesize`: Core's one page-size source (every tag's
+// `mmkv::getPageSize()` in MemoryFile.cpp calls `getpagesize()`; none calls
+// `sysconf(_SC_PAGESIZE)`) goes to `__wrap_getpagesize`, which returns the size chosen through
+// `set_page_size` (0: the real one). Core reads it once, in the `initialize()` that
+// `initializeMMKV` runs under a once-token, into `DEFAULT_MMAP_SIZE` (the data file's growth
+// step, the `.crc` file's size); `g_initPageSize` records that value.
+namespace {
+std::atomic<size_t> g_pageSize{0};
+std::atomic<size_t> g_initPageSize{0};
+} // namespace
+
+extern "C" int __real_getpagesize(void);
+
+extern "C" int __wrap_getpagesize(void) {
+    const size_t size = g_pageSize.load(std::memory_order_acquire);
+    return size == 0 ? __real_getpagesize() : static_cast<int>(size);
+}
+
 // Newer MMKV versions may declare their types in namespace mmkv; older ones keep MMKV global.
 namespace mmkv {}
 using namespace mmkv;
@@ -261,6 +280,7 @@ int openStore(bytes_t dir, size_t dirLen, bytes_t id, size_t idLen, uint32_t mul
             // MMKV_SYS_LOG=1 turns the library's own logging on (to stderr), for debugging.
             const char *log = std::getenv("MMKV_SYS_LOG");
             MMKV::initializeMMKV(root, (log && *log && *log != '0') ? MMKVLogInfo : MMKVLogNone);
+            g_initPageSize.store(mmkv::DEFAULT_MMAP_SIZE, std::memory_order_release);
             registerErrorHandler<MMKV>();
         });
         std::string key = bytes(cryptKey, cryptKeyLen);
@@ -719,6 +739,20 @@ int setTestTime(int hasTime, int64_t secs) {
     return MMKV_SHIM_OK;
 }
 
+int setPageSize(size_t size) {
+    const size_t fixed = g_initPageSize.load(std::memory_order_acquire);
+    if (fixed != 0 && fixed != (size == 0 ? static_cast<size_t>(__real_getpagesize()) : size)) {
+        g_lastError = "the library initialised with page size " + std::to_string(fixed);
+        return MMKV_SHIM_FAILED;
+    }
+    g_pageSize.store(size, std::memory_order_release);
+    return MMKV_SHIM_OK;
+}
+
+size_t initializedPageSize() {
+    return g_initPageSize.load(std::memory_order_acquire);
+}
+
 #if MMKV_SHIM_VERSION >= 10102
 const char *const kVersion = MMKV_VERSION;
 #else
@@ -772,6 +806,8 @@ const mmkv_shim_api_t kApi = {
     rekey,
     removeKeys,
     setTestTime,
+    setPageSize,
+    initializedPageSize,
 };
 
 } // namespace

@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define MMKV_SHIM_ABI_VERSION 2u
+#define MMKV_SHIM_ABI_VERSION 3u
 
 // Status codes returned by every table function.
 #define MMKV_SHIM_OK 0
@@ -111,6 +111,13 @@ typedef struct mmkv_shim_api {
     // (Core and shim; the library is linked with -Wl,--wrap=time) returns `secs` from now on;
     // with has_time=0 it calls the real `time()` again.
     int (*set_test_time)(int has_time, int64_t secs);
+
+    // The page size `getpagesize()` returns to this library (linked with -Wl,--wrap=getpagesize):
+    // `size` bytes, 0 for the real one. Fails (MMKV_SHIM_FAILED) when Core has already
+    // initialised with another size (it reads the page size once, in initializeMMKV).
+    int (*set_page_size)(size_t size);
+    // The page size Core initialised with (its DEFAULT_MMAP_SIZE), 0 before the first open.
+    size_t (*initialized_page_size)(void);
 } mmkv_shim_api_t;
 
 typedef const mmkv_shim_api_t *(*mmkv_shim_api_fn)(uint32_t abi_version);

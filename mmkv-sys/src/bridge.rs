@@ -20,6 +20,8 @@ pub(crate) mod ffi {
         fn caps(self: &ShimLibrary) -> u64;
         fn set_error_strategy(self: &ShimLibrary, recover: bool) -> Result<()>;
         fn set_test_time(self: &ShimLibrary, has_time: bool, secs: i64) -> Result<()>;
+        fn set_page_size(self: &ShimLibrary, size: usize) -> Result<()>;
+        fn initialized_page_size(self: &ShimLibrary) -> usize;
 
         fn open(
             self: &ShimLibrary,

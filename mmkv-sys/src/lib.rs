@@ -37,6 +37,13 @@
 //! Every version's `time()` is wrapped at link time: [`test_clock::set`] gives all loaded
 //! versions one controllable clock (expiry without sleeping); unset, they read the real clock.
 //!
+//! ## Page size
+//! Every version's `getpagesize()` is wrapped at link time as well: [`set_page_size`] (or
+//! `MMKV_SYS_PAGE_SIZE`) makes the official libraries write and read the files of a 16 KiB or
+//! 64 KiB device on any machine; unset, they see the real page size. Core fixes its page size
+//! at its first `initializeMMKV` (the first open of a loaded version), so choose it before that
+//! (see [`page_size`](mod@page_size) for when each version reads it).
+//!
 //! ## Unsupported calls
 //! A call the loaded version does not offer (an expire duration before v1.3.0, typed vectors
 //! before v1.3.6, AES-256 before v2.3.0, …) returns [`Error::Unsupported`], never crashes.
@@ -50,10 +57,12 @@
 
 mod bridge;
 mod caps;
+pub mod page_size;
 pub mod test_clock;
 pub mod versions;
 
 use bridge::{ffi, ByteSink};
+pub use page_size::{page_size, set_page_size};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -129,6 +138,20 @@ pub enum Error {
         tag: String,
         /// The shim's message (the C++ exception's `what()` where there was one).
         message: String,
+    },
+    /// A page size the official library cannot run with (see [`page_size::check_page_size`]).
+    #[error("invalid page size {0} (a power of two from 4096 to 1 MiB)")]
+    InvalidPageSize(u64),
+    /// A loaded version has already initialised with another page size (Core reads it once,
+    /// at its first `initializeMMKV`; see [`page_size`](mod@page_size)).
+    #[error("MMKV {tag} already runs with page size {fixed}, cannot switch to {requested}")]
+    PageSizeFixed {
+        /// The version's tag.
+        tag: String,
+        /// The page size that version initialised with.
+        fixed: u64,
+        /// The page size asked for.
+        requested: u64,
     },
     /// A caller argument the shim cannot pass (e.g. a non-UTF-8 directory is fine, an empty id is not).
     #[error("invalid argument: {0}")]
@@ -234,6 +257,27 @@ impl Lib {
             .set_test_time(secs.is_some(), secs.map_or(0, i64::from));
     }
 
+    /// Tells this library's `getpagesize()` to return `size` (0: the real one).
+    fn apply_page_size(&self, size: u64) -> Result<()> {
+        let fixed = self.shim().initialized_page_size() as u64;
+        let n = usize::try_from(size).map_err(|_| Error::InvalidPageSize(size))?;
+        self.shim()
+            .set_page_size(n)
+            .map_err(|_| Error::PageSizeFixed {
+                tag: self.tag.clone(),
+                fixed,
+                requested: size,
+            })
+    }
+
+    /// The page size this library's Core initialised with, `None` before its first open.
+    fn initialized_page_size(&self) -> Option<u64> {
+        match self.shim().initialized_page_size() {
+            0 => None,
+            n => Some(n as u64),
+        }
+    }
+
     fn err(&self, e: cxx::Exception) -> Error {
         let msg = e.what();
         if let Some(what) = msg.strip_prefix("unsupported: ") {
@@ -313,8 +357,10 @@ impl Official {
             caps,
             open: Mutex::new(HashMap::new()),
         });
-        // Loaded under the registry lock, so a concurrent `test_clock::set` cannot be missed.
+        // Loaded under the registry lock, so a concurrent `test_clock::set` or `set_page_size`
+        // cannot be missed.
         lib.apply_test_time(test_clock::get());
+        lib.apply_page_size(page_size::requested()?)?;
         libs.insert(key, lib.clone());
         Ok(Official { lib })
     }
@@ -327,6 +373,12 @@ impl Official {
     /// The library's own `MMKV_VERSION` string (e.g. `v2.0.0`; empty if the version has none).
     pub fn version(&self) -> String {
         self.lib.shim().mmkv_version()
+    }
+
+    /// The page size this version's Core runs with (its `DEFAULT_MMAP_SIZE`), `None` until its
+    /// first [`Official::open`] (see [`page_size`](mod@page_size)).
+    pub fn initialized_page_size(&self) -> Option<u64> {
+        self.lib.initialized_page_size()
     }
 
     /// The version number the shim was compiled with (`major*10000 + minor*100 + patch`).
