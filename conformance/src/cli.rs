@@ -238,6 +238,12 @@ pub struct ReportArgs {
     /// Power-loss crash states judged over the live versions (0: the suite does not run).
     #[arg(long, env = "CONFORMANCE_POWERLOSS_STATES", default_value_t = 1000)]
     pub powerloss_states: usize,
+    /// The official page sizes every live cell runs under, `SIZE[:CASES]` each (CASES: the
+    /// property cases at that size, default --cases); the fault and power-loss suites run at
+    /// each size too. Default: 4 KiB, and 16 KiB at CI's 2 cases.
+    #[arg(long, env = conformance::report::pages::PAGE_SIZES_VAR,
+          default_value = conformance::report::pages::DEFAULT_PAGE_SIZES)]
+    pub page_sizes: conformance::report::pages::PageSizes,
 }
 
 /// What `report` runs, validated.
@@ -287,6 +293,9 @@ impl ReportArgs {
         if self.seeds.is_empty() {
             return usage("no seeds given");
         }
+        if self.in_process && self.page_sizes.0.len() > 1 {
+            return usage("--in-process runs one page size (an official library fixes its page size at its first open): give --page-sizes with one size");
+        }
         Ok(ReportRequest::Run(ReportRun {
             config: ReportConfig {
                 corpus: self.corpus.unwrap_or_else(corpus_root),
@@ -295,6 +304,7 @@ impl ReportArgs {
                 gen: GenConfig::default(),
                 only: self.only,
                 many_keys: self.many_keys,
+                page_sizes: self.page_sizes,
                 real_clock_tags: Vec::new(),
             },
             live_ops: self.live_ops,

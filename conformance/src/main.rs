@@ -16,7 +16,7 @@ use conformance::fault::suite::SuiteConfig;
 use conformance::powerloss::suite::PowerlossConfig;
 use conformance::record::{record_corpus, RecordSpec};
 use conformance::report::cell::{
-    run_cell, run_cell_child, workload_timeout, CellResult, CellSpec, HEARTBEAT, RESULT_PREFIX,
+    run_cell, run_cell_child_at, workload_timeout, CellResult, CellSpec, HEARTBEAT, RESULT_PREFIX,
 };
 use conformance::report::merge::merge_files;
 use conformance::report::plan::{mark_unbuilt, plan, run_row};
@@ -45,6 +45,7 @@ fn report(mut run: ReportRun, output: &Output) -> conformance::Result<ExitCode> 
         .iter()
         .filter(|t| !rows.iter().any(|r| &r.tag == *t))
         .collect();
+    eprintln!("page sizes: {}", cfg.page_sizes);
     if !unknown.is_empty() || rows.is_empty() {
         return Err(conformance::Error::Other(format!(
             "--only {unknown:?} matches no tag of versions.yaml, the corpus or the built versions"
@@ -62,14 +63,18 @@ fn report(mut run: ReportRun, output: &Output) -> conformance::Result<ExitCode> 
     let rows_out = run_ordered(rows.iter().collect(), run.jobs, |row| {
         // The unit run_row announced last (its cell, if any, runs next).
         let announced = std::cell::RefCell::new(None::<String>);
-        let mut cell = |spec: &CellSpec| -> CellResult {
+        let mut cell = |spec: &CellSpec, page_size: u64| -> CellResult {
             let name = announced
                 .borrow_mut()
                 .take()
                 .unwrap_or_else(|| format!("{} {}", spec.tag, spec.kind.id()));
             progress.start(&name);
             let result = if run.in_process {
-                match SysLib::load(&spec.tag) {
+                // One page size in-process (the CLI refuses more): the first cell fixes it.
+                let loaded = mmkv_sys::set_page_size(page_size)
+                    .map_err(|e| conformance::Error::Other(e.to_string()))
+                    .and_then(|()| SysLib::load(&spec.tag));
+                match loaded {
                     Ok(lib) => run_cell(&lib, spec, cfg.gen, &reader, None, &|| {}),
                     Err(e) => CellResult {
                         failures: vec![format!("{}: {e}", spec.tag)],
@@ -77,14 +82,20 @@ fn report(mut run: ReportRun, output: &Output) -> conformance::Result<ExitCode> 
                     },
                 }
             } else {
-                run_cell_child(&exe, spec, timeout)
+                run_cell_child_at(&exe, spec, Some(page_size), timeout)
             };
             progress.finish(&name);
             result
         };
+        let page = conformance::report::pages::label(row.page_size);
         let mut r = run_row(cfg, row, &reader, &mut cell, &mut |msg| {
             // A unit announced without a cell run after it was done at once.
-            if announced.borrow_mut().replace(msg.to_string()).is_some() {
+            let msg = if row.primary {
+                msg.to_string()
+            } else {
+                format!("{msg} ({page})")
+            };
+            if announced.borrow_mut().replace(msg).is_some() {
                 progress.skip();
             }
         });
@@ -92,7 +103,8 @@ fn report(mut run: ReportRun, output: &Output) -> conformance::Result<ExitCode> 
             progress.skip();
         }
         let mut live_line = None;
-        if row.live && run.live_ops > 0 {
+        // The live writer runs at the primary page size (see conformance/README.md).
+        if row.live && row.primary && run.live_ops > 0 {
             let _running = progress.note(&format!("{} live writer", row.tag));
             let runs = conformance::live::run_version(&exe, &row.tag, &row.features, run.live_ops);
             r.failures
@@ -108,37 +120,46 @@ fn report(mut run: ReportRun, output: &Output) -> conformance::Result<ExitCode> 
     let live_lines: Vec<String> = live_lines.into_iter().flatten().collect();
     let live: Vec<String> = rows
         .iter()
-        .filter(|r| r.live)
+        .filter(|r| r.live && r.primary)
         .map(|r| r.tag.clone())
         .collect();
-    let faults = if live.is_empty() {
-        None
-    } else {
-        let mut fc = SuiteConfig::new(ChildExe::this()?, run.fault_states);
+    // The fault and power-loss suites run at every page size of the axis, each with the
+    // given number of states; their sections are summed (with the states per page size).
+    let mut faults = None;
+    let mut powerloss = None;
+    for size in cfg.page_sizes.sizes() {
+        if live.is_empty() {
+            break;
+        }
+        let exe = ChildExe::this()?.with_page_size(size);
+        let mut fc = SuiteConfig::new(exe.clone(), run.fault_states);
         fc.tags = live.clone();
         fc.seed = run.fault_seed;
         fc.jobs = run.jobs;
         eprintln!(
-            "fault suite: {} damaged states over {}",
+            "fault suite: {} damaged states at {} pages over {}",
             run.fault_states,
+            conformance::report::pages::label(size),
             fc.tags.join(", ")
         );
-        Some(conformance::fault::cli::run_printing(&fc, false)?)
-    };
-    let powerloss = if live.is_empty() || run.powerloss_states == 0 {
-        None
-    } else {
-        let mut pc = PowerlossConfig::new(ChildExe::this()?, run.powerloss_states);
-        pc.tags = live;
-        pc.seed = run.fault_seed;
-        pc.jobs = run.jobs;
-        eprintln!(
-            "power-loss suite: {} crash states over {}",
-            run.powerloss_states,
-            pc.tags.join(", ")
-        );
-        Some(conformance::powerloss::cli::run_printing(&pc, false)?)
-    };
+        let section = conformance::fault::cli::run_printing(&fc, false)?;
+        faults = conformance::vocab::merge::Merge::merged(faults.into_iter().chain([section]));
+        if run.powerloss_states > 0 {
+            let mut pc = PowerlossConfig::new(exe, run.powerloss_states);
+            pc.tags = live.clone();
+            pc.seed = run.fault_seed;
+            pc.jobs = run.jobs;
+            eprintln!(
+                "power-loss suite: {} crash states at {} pages over {}",
+                run.powerloss_states,
+                conformance::report::pages::label(size),
+                pc.tags.join(", ")
+            );
+            let section = conformance::powerloss::cli::run_printing(&pc, false)?;
+            powerloss =
+                conformance::vocab::merge::Merge::merged(powerloss.into_iter().chain([section]));
+        }
+    }
     let mut report = Report {
         versions: out,
         faults,

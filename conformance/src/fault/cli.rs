@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! conformance faults run [--states 1000] [--seed 1] [--tags v2.4.2,v1.3.14] [--ops 120] [--jobs N]
+//!                        [--page-size 16384]
 //! conformance faults read --tag T --kind K [--discard DIR]... [--recover DIR]...
 //! ```
 
@@ -47,6 +48,10 @@ pub enum FaultsCmd {
         /// Print every state.
         #[arg(long)]
         verbose: bool,
+        /// The official library's page size (bytes) in every writer and read, and the page
+        /// boundaries truncations aim at (default: this process's, see `mmkv_sys::page_size`).
+        #[arg(long, value_parser = parse_page_size)]
+        page_size: Option<u64>,
     },
     /// Child: reopen copies of a state with the official library and print what it reads.
     Read {
@@ -65,6 +70,15 @@ pub enum FaultsCmd {
     },
 }
 
+/// A `--page-size` value: a page size the official library runs with.
+pub fn parse_page_size(s: &str) -> std::result::Result<u64, String> {
+    let n: u64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}`: not a number of bytes"))?;
+    mmkv_sys::page_size::check_page_size(n).map_err(|e| e.to_string())
+}
+
 /// Runs the suite as the report and `faults run` do: every state's line when `verbose`
 /// (disagreements always), a progress line every 100 states otherwise.
 pub fn run_printing(cfg: &SuiteConfig, verbose: bool) -> Result<FaultSection> {
@@ -78,6 +92,11 @@ pub fn run_printing(cfg: &SuiteConfig, verbose: bool) -> Result<FaultSection> {
     })?;
     let mut section = FaultSection::of(&summary, cfg.seed);
     section.seconds = started.elapsed().as_secs_f64();
+    if let Some(size) = cfg.exe.page_size {
+        section
+            .per_page_size
+            .insert(size.to_string(), section.states);
+    }
     Ok(section)
 }
 
@@ -117,8 +136,12 @@ fn run(cmd: FaultsCmd) -> std::result::Result<ExitCode, ExitCode> {
             ops,
             jobs,
             verbose,
+            page_size,
         } => {
-            let exe = or_exit("faults", 2, ChildExe::this())?;
+            let mut exe = or_exit("faults", 2, ChildExe::this())?;
+            if let Some(size) = page_size {
+                exe = exe.with_page_size(size);
+            }
             let mut cfg = SuiteConfig::new(exe, states_from_env(STATES_VAR, states));
             cfg.seed = seed;
             cfg.ops = ops;

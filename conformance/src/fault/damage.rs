@@ -63,6 +63,9 @@ fn path_of(dir: &Path, id: &str, which: Which) -> std::path::PathBuf {
     }
 }
 
+/// The smallest page a writer has (the 4 KiB pages of x86-64 and most phones).
+const SMALL_PAGE: u64 = 4096;
+
 impl Damage {
     /// Applies the mutations to store `id` in `dir`.
     pub fn apply(&self, dir: &Path, id: &str) -> Result<()> {
@@ -96,8 +99,12 @@ impl Damage {
 
     /// A seeded damage for a store whose data file is `data_len` bytes with a region of
     /// `region_len` bytes after the 4-byte header (mutations aim at the region, the header
-    /// and the meta fields, and sometimes anywhere).
-    pub fn choose(rng: &mut SplitMix, data_len: u64, region_len: u64) -> Damage {
+    /// and the meta fields, and sometimes anywhere), written with pages of `page` bytes.
+    ///
+    /// A writer page larger than 4 KiB adds cuts at page boundaries: of its own page, and of
+    /// 4 KiB inside one (where a loader rounding up to 4 KiB and one rounding up to the
+    /// writer's page part ways). At 4 KiB the choices are those of every earlier run.
+    pub fn choose(rng: &mut SplitMix, data_len: u64, region_len: u64, page: u64) -> Damage {
         let end = (4 + region_len).min(data_len).max(1);
         let mut muts = Vec::new();
         let n = 1 + rng.below(3) as usize;
@@ -106,7 +113,12 @@ impl Damage {
             let m = if r < 30 {
                 // truncate the data file: inside the region mostly, sometimes in the tail
                 let len = if rng.below(4) == 0 {
-                    rng.below(data_len + 1)
+                    if page > SMALL_PAGE && rng.below(2) == 0 {
+                        let step = if rng.below(2) == 0 { page } else { SMALL_PAGE };
+                        rng.below(data_len / step + 1) * step
+                    } else {
+                        rng.below(data_len + 1)
+                    }
                 } else {
                     rng.below(end + 1)
                 };
@@ -160,9 +172,40 @@ mod tests {
             .unwrap();
         assert!(!dir.path().join("s.crc").exists());
         let mut rng = SplitMix::new(3);
-        let a = Damage::choose(&mut rng, 4096, 300);
+        let a = Damage::choose(&mut rng, 4096, 300, 4096);
         let mut rng = SplitMix::new(3);
-        assert_eq!(a, Damage::choose(&mut rng, 4096, 300));
+        assert_eq!(a, Damage::choose(&mut rng, 4096, 300, 4096));
         assert!(!a.0.is_empty());
+    }
+
+    /// A 16 KiB writer's stores are also cut at its page boundaries and at 4 KiB ones inside
+    /// its pages; at 4 KiB the choices stay those of the seed alone.
+    #[test]
+    fn a_larger_writer_page_adds_cuts_at_page_boundaries() {
+        let cuts = |page: u64| -> Vec<u64> {
+            (0..400)
+                .flat_map(|seed| Damage::choose(&mut SplitMix::new(seed), 65536, 30_000, page).0)
+                .filter_map(|m| match m {
+                    Mutation::Truncate(Which::Data, len) => Some(len),
+                    _ => None,
+                })
+                .collect()
+        };
+        let big = cuts(16384);
+        let at = |step: u64, not: u64| {
+            big.iter()
+                .filter(|&&l| l > 0 && l % step == 0 && l % not != 0)
+                .count()
+        };
+        assert!(at(16384, 65536) >= 3, "cuts at 16 KiB boundaries: {big:?}");
+        assert!(
+            at(4096, 16384) >= 3,
+            "cuts at 4 KiB inside 16 KiB pages: {big:?}"
+        );
+        let small = cuts(4096);
+        assert!(
+            small.iter().filter(|&&l| l > 0 && l % 4096 == 0).count() < at(4096, 16384),
+            "4 KiB pages draw no page-boundary cuts"
+        );
     }
 }

@@ -24,6 +24,10 @@ pub struct FaultSection {
     pub killed_runs: u64,
     /// States per official version.
     pub per_version: BTreeMap<String, u64>,
+    /// States per official page size (bytes, as text: JSON keys); empty when the run did not
+    /// choose one (the process's own).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub per_page_size: BTreeMap<String, u64>,
     /// `strategy/reader-path verdict` -> count (`discard/store agree`, ...).
     pub verdicts: BTreeMap<String, u64>,
     /// [`FaultSection::verdicts`] per official version.
@@ -37,7 +41,7 @@ pub struct FaultSection {
 }
 
 // The seed stays the first section's.
-merge_fields!(FaultSection: states, writer_runs, killed_runs, per_version, verdicts,
+merge_fields!(FaultSection: states, writer_runs, killed_runs, per_version, per_page_size, verdicts,
     verdicts_per_version, disagreements, upstream, seconds);
 
 impl FaultSection {
@@ -54,6 +58,7 @@ impl FaultSection {
             writer_runs: summary.writer_runs as u64,
             killed_runs: summary.killed_runs as u64,
             per_version,
+            per_page_size: BTreeMap::new(),
             verdicts: summary.counts(),
             verdicts_per_version: summary.counts_by_version(),
             disagreements: summary.disagreements().into_iter().map(line).collect(),
@@ -91,6 +96,9 @@ impl FaultSection {
             self.seconds
         );
         let _ = writeln!(s, "  per version: {}", counts_line(&self.per_version));
+        if !self.per_page_size.is_empty() {
+            let _ = writeln!(s, "  per page size: {}", counts_line(&self.per_page_size));
+        }
         for (k, n) in &self.verdicts {
             let _ = writeln!(s, "  {k}: {n}");
         }

@@ -216,12 +216,13 @@ fn run_base(
     };
     let killed = run_killed(&cfg.exe, tag, &base, &spec)?;
     let (data_len, region) = region_len(&base);
+    let page = cfg.exe.page_size.unwrap_or_else(mmkv_sys::page_size);
     let mut records = Vec::with_capacity(n);
     for j in 0..n {
         let damage = if j == 0 && killed {
             Damage::default()
         } else {
-            Damage::choose(&mut rng, data_len, region)
+            Damage::choose(&mut rng, data_len, region, page)
         };
         let index = first + j;
         let sdir = dir.join(format!("state-{index}"));

@@ -355,11 +355,11 @@ impl<'a> Page<'a> {
                     .iter()
                     .map(|&kind| {
                         let c = row.kinds.get(kind).copied().unwrap_or(Cell::NotApplicable);
-                        let id = anchor(&["c", &row.tag, kind]);
+                        let id = anchor(&["c", &row.label(), kind]);
                         let detail = (c != Cell::NotApplicable).then(|| cell_detail(row, kind, c));
                         if c == Cell::Fail {
                             failing.push(FailingEntry {
-                                what: format!("{} {kind}", row.tag),
+                                what: format!("{} {kind}", row.label()),
                                 id: id.clone(),
                                 replay: detail
                                     .as_ref()
@@ -375,20 +375,20 @@ impl<'a> Page<'a> {
                         }
                     })
                     .collect();
-                let id = anchor(&["r", &row.tag]);
+                let id = anchor(&["r", &row.label()]);
                 let failures: Vec<FailureView> =
                     row.failures.iter().map(|f| failure_view(f)).collect();
                 let cell_failed = cells.iter().any(|c| c.text == Cell::Fail.text());
                 if !cell_failed && !failures.is_empty() {
                     failing.push(FailingEntry {
-                        what: format!("{} (row)", row.tag),
+                        what: format!("{} (row)", row.label()),
                         id: id.clone(),
                         replay: failures.iter().find_map(|f| f.replay.clone()),
                     });
                 }
                 let t = &row.ran;
                 MatrixRow {
-                    tag: row.tag.clone(),
+                    tag: row.label(),
                     id,
                     source: source_text(row.source),
                     failing: cell_failed || !failures.is_empty(),
@@ -540,8 +540,13 @@ fn exceptions(report: &Report) -> Vec<ExceptionView> {
                 .versions
                 .iter()
                 .filter(|r| Tag::parse(&r.tag).is_some_and(|v| e.covers_version(v)))
-                .map(|r| r.tag.clone())
-                .collect(),
+                .fold(Vec::new(), |mut tags, r| {
+                    // one entry per tag, whatever its page sizes
+                    if !tags.contains(&r.tag) {
+                        tags.push(r.tag.clone());
+                    }
+                    tags
+                }),
             configs: e.configs.text(),
             why: e.why,
             uses: report

@@ -5,7 +5,7 @@
 //! ```text
 //! conformance faults powerloss [--states 1000] [--seed 1] [--tags v2.4.2,...] [--kinds plain,...]
 //!                              [--ops 120] [--per-point 24] [--per-recording 400] [--batch 64]
-//!                              [--jobs N] [--verbose] [--replay FOLDER]
+//!                              [--jobs N] [--verbose] [--replay FOLDER] [--page-size 16384]
 //! ```
 
 use std::path::PathBuf;
@@ -64,13 +64,17 @@ pub struct PowerlossArgs {
     /// Judge a saved failure folder again (its `state/` and `state.txt`) instead of running.
     #[arg(long)]
     pub replay: Option<PathBuf>,
+    /// The official library's page size (bytes) in the writer and every read, and the page
+    /// the crash states are cut in (default: this process's, see `mmkv_sys::page_size`).
+    #[arg(long, value_parser = crate::fault::cli::parse_page_size)]
+    pub page_size: Option<u64>,
 }
 
 /// Runs the suite printing progress (every state when `verbose`, disagreements always).
 pub fn run_printing(cfg: &PowerlossConfig, verbose: bool) -> Result<PowerlossSection> {
     let started = std::time::Instant::now();
     let (mut bad, mut upstream) = (0u64, 0u64);
-    run_powerloss(cfg, |j| {
+    let mut section = run_powerloss(cfg, |j| {
         bad += u64::from(j.disagrees());
         upstream += u64::from(j.upstream());
         if verbose || j.disagrees() {
@@ -83,7 +87,13 @@ pub fn run_printing(cfg: &PowerlossConfig, verbose: bool) -> Result<PowerlossSec
                 started.elapsed().as_secs_f64()
             );
         }
-    })
+    })?;
+    if let Some(size) = cfg.exe.page_size {
+        section
+            .per_page_size
+            .insert(size.to_string(), section.states);
+    }
+    Ok(section)
 }
 
 /// `conformance faults powerloss`: exit 1 on a disagreement, 2 when it could not run.
@@ -92,7 +102,10 @@ pub fn main(args: PowerlossArgs) -> ExitCode {
 }
 
 fn run(args: PowerlossArgs) -> std::result::Result<ExitCode, ExitCode> {
-    let exe = or_exit("powerloss", 2, ChildExe::this())?;
+    let mut exe = or_exit("powerloss", 2, ChildExe::this())?;
+    if let Some(size) = args.page_size {
+        exe = exe.with_page_size(size);
+    }
     let mut cfg = PowerlossConfig::new(exe, states_from_env(STATES_VAR, args.states));
     cfg.seed = args.seed;
     cfg.ops = args.ops;

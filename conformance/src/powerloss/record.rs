@@ -3,7 +3,9 @@
 //! one op in 16) run with `--steps` by the official library in a child process. After the
 //! open and after every official call the writer waits while the parent copies both files as
 //! `read()` returns them (the page cache holds what the mapping wrote); the parent derives,
-//! per call, the 4 KiB pages that changed and the sync points.
+//! per call, the pages that changed and the sync points. A page is the writer's page size
+//! (the official library's `--page-size`; 4 KiB by default): the unit the kernel of a device
+//! with that page size writes back.
 //!
 //! Where the official library makes a file durable (upstream `MMKV.cpp` / `MMKV_IO.cpp`):
 //! `sync(MMKV_SYNC)` msyncs both files; a full write-back (expansion, trim, overflow) ends
@@ -20,7 +22,8 @@ use crate::vocab::{actual_size, le32, STORE_ID};
 use crate::writer::child::ChildExe;
 use crate::writer::{run_steps, start, Call, Plan, WriterSpec};
 
-/// Page size of the model (the official library maps files in whole pages of this size).
+/// Page size of the model when the writer's is not chosen (the official library maps files in
+/// whole pages of its page size; see [`Recording::page`]).
 pub const PAGE: usize = 4096;
 
 /// Sector size of the model (torn pages are cut at these boundaries).
@@ -110,6 +113,8 @@ pub struct Recording {
     pub kind: StoreKind,
     /// Seed of the plan.
     pub seed: u64,
+    /// The writer's page size (bytes): the unit pages are written back in.
+    pub page: usize,
     /// Step 0 (the open) then one step per call.
     pub steps: Vec<Step>,
 }
@@ -194,26 +199,36 @@ pub fn record(
         tag: tag.to_string(),
         kind,
         seed,
+        page: writer_page(exe),
         steps: classify_steps(raw),
     })
 }
 
-/// Page `p` of `bytes`, zero-filled past its end (what a file extended by `ftruncate` reads).
-pub fn page_of(bytes: &[u8], p: usize) -> [u8; PAGE] {
-    let mut out = [0u8; PAGE];
-    let at = p * PAGE;
+/// The page size the writer children of `exe` run with: the one it passes them, else the one
+/// they inherit (this process's official page size).
+pub fn writer_page(exe: &ChildExe) -> usize {
+    let size = exe.page_size.unwrap_or_else(mmkv_sys::page_size);
+    usize::try_from(size).unwrap_or(PAGE)
+}
+
+/// Page `p` (of `page` bytes) of `bytes`, zero-filled past its end (what a file extended by
+/// `ftruncate` reads).
+pub fn page_of(bytes: &[u8], p: usize, page: usize) -> Vec<u8> {
+    let mut out = vec![0u8; page];
+    let at = p * page;
     if at < bytes.len() {
-        let n = (bytes.len() - at).min(PAGE);
+        let n = (bytes.len() - at).min(page);
         out[..n].copy_from_slice(&bytes[at..at + n]);
     }
     out
 }
 
-/// The pages in which `a` and `b` differ (each zero-filled to the longer length).
-pub fn changed_pages(a: &[u8], b: &[u8]) -> Vec<usize> {
-    let pages = a.len().max(b.len()).div_ceil(PAGE);
+/// The pages (of `page` bytes) in which `a` and `b` differ (each zero-filled to the longer
+/// length).
+pub fn changed_pages(a: &[u8], b: &[u8], page: usize) -> Vec<usize> {
+    let pages = a.len().max(b.len()).div_ceil(page);
     (0..pages)
-        .filter(|&p| page_of(a, p) != page_of(b, p))
+        .filter(|&p| page_of(a, p, page) != page_of(b, p, page))
         .collect()
 }
 
@@ -226,14 +241,15 @@ mod tests {
         let a = vec![0u8; 3 * PAGE];
         let mut b = a.clone();
         b[PAGE + 7] = 1;
-        assert_eq!(changed_pages(&a, &b), vec![1]);
+        assert_eq!(changed_pages(&a, &b, PAGE), vec![1]);
+        assert_eq!(changed_pages(&a, &b, 4 * PAGE), vec![0], "one 16 KiB page");
         // growing with zeros changes no page; with data it changes the new page
-        assert!(changed_pages(&a, &vec![0u8; 5 * PAGE]).is_empty());
+        assert!(changed_pages(&a, &vec![0u8; 5 * PAGE], PAGE).is_empty());
         let mut c = vec![0u8; 4 * PAGE];
         c[3 * PAGE] = 9;
-        assert_eq!(changed_pages(&a, &c), vec![3]);
-        assert_eq!(page_of(&c, 3)[0], 9);
-        assert_eq!(page_of(&c, 9), [0u8; PAGE]);
+        assert_eq!(changed_pages(&a, &c, PAGE), vec![3]);
+        assert_eq!(page_of(&c, 3, PAGE)[0], 9);
+        assert_eq!(page_of(&c, 9, PAGE), [0u8; PAGE]);
     }
 
     #[test]

@@ -34,6 +34,9 @@ pub struct PowerlossSection {
     pub sync_points: [u64; 2],
     /// States per official version.
     pub per_version: BTreeMap<String, u64>,
+    /// States per official page size (bytes, as text: JSON keys).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub per_page_size: BTreeMap<String, u64>,
     /// States per `version kind`.
     pub per_kind: BTreeMap<String, u64>,
     /// `strategy/reader-path verdict` -> count.
@@ -65,7 +68,7 @@ pub struct PowerlossSection {
 }
 
 // The seed stays the first section's.
-merge_fields!(PowerlossSection: states, recordings, calls, sync_points, per_version, per_kind,
+merge_fields!(PowerlossSection: states, recordings, calls, sync_points, per_version, per_page_size, per_kind,
     verdicts, per_version_verdicts, reader_sources, crc_ahead, data_ahead, torn, old_size,
     disagreeing, upstream_states, reader_panics, disagreements, upstream, seconds);
 
@@ -156,6 +159,9 @@ impl PowerlossSection {
             self.crc_ahead, self.data_ahead, self.torn, self.old_size
         );
         let _ = writeln!(s, "  per version: {}", counts_line(&self.per_version));
+        if !self.per_page_size.is_empty() {
+            let _ = writeln!(s, "  per page size: {}", counts_line(&self.per_page_size));
+        }
         let _ = writeln!(s, "  per version and kind: {}", counts_line(&self.per_kind));
         let _ = writeln!(s, "  Store's region: {}", counts_line(&self.reader_sources));
         for (k, n) in &self.verdicts {

@@ -6,11 +6,12 @@
 
 use std::fmt;
 
-use crate::powerloss::record::{page_of, Recording, PAGE, SECTOR};
+use crate::powerloss::record::{page_of, Recording, SECTOR};
 use crate::vocab::SplitMix;
 
-/// Sectors per page.
-const SECTORS: usize = PAGE / SECTOR;
+/// Parts of a page a torn page is made of (bit `s` of its mask: part `s`): at 4 KiB pages each
+/// is one 512-byte sector; a larger page tears in eighths (runs of whole sectors).
+const PARTS: usize = 8;
 
 /// What one written-since-sync page of a state holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,11 +77,12 @@ pub fn dirty_pages(rec: &Recording, f: usize, point: usize) -> (usize, Vec<(usiz
         .max()
         .unwrap_or(0);
     let mut out = Vec::new();
-    for p in 0..max_len.div_ceil(PAGE) {
-        let mut last = page_of(&img, p);
+    let page = rec.page;
+    for p in 0..max_len.div_ceil(page) {
+        let mut last = page_of(&img, p, page);
         let mut versions = Vec::new();
         for s in base + 1..=point {
-            let cur = page_of(rec.steps[s].file(f), p);
+            let cur = page_of(rec.steps[s].file(f), p, page);
             if cur != last {
                 versions.push(s);
                 last = cur;
@@ -88,7 +90,7 @@ pub fn dirty_pages(rec: &Recording, f: usize, point: usize) -> (usize, Vec<(usiz
         }
         // A page back to its synced content at the crash point still had other versions.
         if !versions.is_empty() {
-            if page_of(rec.steps[point].file(f), p) == page_of(&img, p) {
+            if page_of(rec.steps[point].file(f), p, page) == page_of(&img, p, page) {
                 versions.push(point);
                 versions.dedup();
             }
@@ -107,22 +109,24 @@ impl FileState {
         } else {
             img.len()
         };
-        let full = len.max(img.len()).div_ceil(PAGE) * PAGE;
+        let size = rec.page;
+        let part = (size / PARTS).max(SECTOR);
+        let full = len.max(img.len()).div_ceil(size) * size;
         img.resize(full.max(img.len()), 0);
         for &(p, src) in &self.pages {
-            let at = p * PAGE;
+            let at = p * size;
             if at >= img.len() {
-                img.resize(at + PAGE, 0);
+                img.resize(at + size, 0);
             }
             let (step, mask) = match src {
                 PageSrc::Step(s) => (s, 0xff),
                 PageSrc::Torn(s, m) => (s, m),
             };
-            let page = page_of(rec.steps[step].file(f), p);
-            for s in 0..SECTORS {
+            let page = page_of(rec.steps[step].file(f), p, size);
+            for s in 0..PARTS {
                 if mask & (1 << s) != 0 {
-                    img[at + s * SECTOR..at + (s + 1) * SECTOR]
-                        .copy_from_slice(&page[s * SECTOR..(s + 1) * SECTOR]);
+                    img[at + s * part..at + (s + 1) * part]
+                        .copy_from_slice(&page[s * part..(s + 1) * part]);
                 }
             }
         }
@@ -356,7 +360,7 @@ pub fn states_at(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::powerloss::record::{Step, SyncKind};
+    use crate::powerloss::record::{Step, SyncKind, PAGE};
     use crate::StoreKind;
 
     fn step(data: Vec<u8>, meta: Vec<u8>, sync: bool) -> Step {
@@ -381,12 +385,34 @@ mod tests {
             tag: "v2.4.2".into(),
             kind: StoreKind::Plain,
             seed: 0,
+            page: PAGE,
             steps: vec![
                 step(vec![0u8; 2 * PAGE], vec![0u8; PAGE], true),
                 step(d1, vec![1u8; PAGE], false),
                 step(d2, vec![2u8; PAGE], false),
             ],
         }
+    }
+
+    /// A 16 KiB writer's page holds four 4 KiB pages: one dirty page where 4 KiB has two,
+    /// and a torn page mixes eighths of it (whole sectors).
+    #[test]
+    fn pages_are_the_writer_s_page_size() {
+        let mut r = rec();
+        r.page = 4 * PAGE;
+        let (_, dirty) = dirty_pages(&r, 0, 2);
+        assert_eq!(dirty, vec![(0, vec![1, 2])], "{dirty:?}");
+        let fs = FileState {
+            base: 0,
+            new_size: true,
+            pages: vec![(0, PageSrc::Torn(2, 0b0000_0101))],
+            dropped: 0,
+        };
+        let d = fs.build(&r, 0, 2);
+        assert_eq!(d.len(), 3 * PAGE);
+        assert_eq!(d[0], 1, "part 0 is new");
+        assert_eq!(d[PAGE], 2, "part 2 (bytes 4096..6144) is new");
+        assert_eq!(d[2 * PAGE], 0, "part 4 is old");
     }
 
     #[test]

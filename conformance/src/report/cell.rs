@@ -80,6 +80,10 @@ pub struct CellResult {
     pub failures: Vec<String>,
     /// Accepted upstream differences seen.
     pub notes: Vec<String>,
+    /// The page size (bytes) the cell's official library ran with (its Core's
+    /// `DEFAULT_MMAP_SIZE`), when it opened a store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_size: Option<u64>,
     /// Uses of the accepted-differences rows in the cell's process, by row code
     /// ([`crate::judge::exceptions::take_uses`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -135,6 +139,7 @@ pub fn run_cell(
     let _clock = crate::vocab::test_clock::Scoped::new(!spec.real_clock);
     let mut out = CellResult::default();
     let kind = spec.kind;
+
     for &seed in &spec.seeds {
         let pc = PropConfig {
             cases: spec.cases,
@@ -185,6 +190,9 @@ pub fn run_cell(
                 .push(format!("{} {kind} many-keys: harness error: {e}", spec.tag)),
         }
     }
+    out.page_size = mmkv_sys::Official::load(&spec.tag)
+        .ok()
+        .and_then(|l| l.initialized_page_size());
     if out.workloads == 0 && out.failures.is_empty() {
         out.failures.push(format!(
             "{} {kind}: no workload ran (a cell that ran nothing has not passed)",
@@ -195,9 +203,21 @@ pub fn run_cell(
     out
 }
 
-/// Runs a cell as `exe cell --spec JSON` in a child process with a per-workload `timeout`.
+/// Runs a cell as `exe cell --spec JSON` in a child process with a per-workload `timeout`,
+/// its official library at the page size this process would give it.
 pub fn run_cell_child(exe: &Path, spec: &CellSpec, timeout: Duration) -> CellResult {
-    match run_child(exe, spec, timeout) {
+    run_cell_child_at(exe, spec, None, timeout)
+}
+
+/// [`run_cell_child`] with the child's official library on pages of `page_size` bytes
+/// (`MMKV_SYS_PAGE_SIZE` in its environment; `None`: as inherited).
+pub fn run_cell_child_at(
+    exe: &Path,
+    spec: &CellSpec,
+    page_size: Option<u64>,
+    timeout: Duration,
+) -> CellResult {
+    match run_child(exe, spec, page_size, timeout) {
         Ok(r) => r,
         Err(e) => CellResult {
             passed: false,
@@ -207,14 +227,23 @@ pub fn run_cell_child(exe: &Path, spec: &CellSpec, timeout: Duration) -> CellRes
     }
 }
 
-fn run_child(exe: &Path, spec: &CellSpec, timeout: Duration) -> Result<CellResult> {
+fn run_child(
+    exe: &Path,
+    spec: &CellSpec,
+    page_size: Option<u64>,
+    timeout: Duration,
+) -> Result<CellResult> {
     let running_dir = tempfile::Builder::new()
         .prefix("conformance-cell-")
         .tempdir()
         .map_err(|e| Error::io(std::env::temp_dir(), e))?;
     let running = running_dir.path().join("workload.yaml");
     let spec_json = serde_json::to_string(spec).map_err(|e| Error::Other(e.to_string()))?;
-    let mut cmd = ChildExe::conformance(exe).command(&["cell", "--spec", &spec_json, "--running"]);
+    let mut child_exe = ChildExe::conformance(exe);
+    if let Some(size) = page_size {
+        child_exe = child_exe.with_page_size(size);
+    }
+    let mut cmd = child_exe.command(&["cell", "--spec", &spec_json, "--running"]);
     cmd.arg(&running)
         // The cell's own temporary directory (its stores; removed with it, even after a kill),
         // so cells running at once never share one.
@@ -242,7 +271,7 @@ fn run_child(exe: &Path, spec: &CellSpec, timeout: Duration) -> Result<CellResul
     } else {
         format!("the cell's child process died ({status}) in workload {workloads_started}")
     };
-    let repro = save_running(&running, spec)
+    let repro = save_running(&running, spec, page_size)
         .map(|d| replay_command(&d))
         .unwrap_or_else(|e| format!("(no saved workload: {e})"));
     Ok(CellResult {
@@ -257,13 +286,19 @@ fn run_child(exe: &Path, spec: &CellSpec, timeout: Duration) -> Result<CellResul
 }
 
 /// Copies the workload a killed child was running into a failure folder.
-fn save_running(running: &Path, spec: &CellSpec) -> Result<PathBuf> {
+fn save_running(running: &Path, spec: &CellSpec, page_size: Option<u64>) -> Result<PathBuf> {
     let text = std::fs::read_to_string(running).map_err(|e| Error::io(running, e))?;
     let root = failures_root();
     std::fs::create_dir_all(&root).map_err(|e| Error::io(&root, e))?;
     let mut n = 0;
     loop {
-        let dir = root.join(format!("{}-{}-killed-{n}", spec.tag, spec.kind.id()));
+        let page = match page_size {
+            Some(size) if size != crate::report::pages::DEFAULT_PAGE_SIZE => {
+                format!("-page{}k", size / 1024)
+            }
+            _ => String::new(),
+        };
+        let dir = root.join(format!("{}-{}{page}-killed-{n}", spec.tag, spec.kind.id()));
         match std::fs::create_dir(&dir) {
             Ok(()) => {
                 let p = dir.join("workload.yaml");

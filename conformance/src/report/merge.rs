@@ -3,22 +3,23 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use mmkv_sys::versions::Tag;
-
 use crate::report::{Report, Row};
 use crate::vocab::merge::Merge;
 
-/// Merges shard reports into one: per tag, the rows of the best [`Source`](crate::report::Source), and
+/// Merges shard reports into one: per tag and page size, the rows of the best [`Source`](crate::report::Source), and
 /// per cell the worst [`Cell`](crate::report::Cell) among those rows (a `FAIL` on one architecture fails the cell).
 pub fn merge(reports: Vec<Report>) -> Report {
-    let mut by_tag: BTreeMap<String, Vec<Row>> = BTreeMap::new();
+    let mut by_tag: BTreeMap<(String, u64), Vec<Row>> = BTreeMap::new();
     let faults = Merge::merged(reports.iter().filter_map(|r| r.faults.clone()));
     let powerloss = Merge::merged(reports.iter().filter_map(|r| r.powerloss.clone()));
     let mut exceptions_used: BTreeMap<String, u64> = BTreeMap::new();
     for report in reports {
         exceptions_used.absorb(report.exceptions_used);
         for row in report.versions {
-            by_tag.entry(row.tag.clone()).or_default().push(row);
+            by_tag
+                .entry((row.tag.clone(), row.page_size))
+                .or_default()
+                .push(row);
         }
     }
     let mut versions: Vec<Row> = by_tag
@@ -48,7 +49,7 @@ pub fn merge(reports: Vec<Report>) -> Report {
             Some(merged)
         })
         .collect();
-    versions.sort_by_key(|r| (Tag::parse(&r.tag), r.tag.clone()));
+    versions.sort_by_key(Row::key);
     Report {
         versions,
         faults,

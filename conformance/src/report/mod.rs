@@ -11,10 +11,13 @@
 //! - [`cell`]: one live cell (version × kind), in a child process with a watchdog;
 //! - [`merge`]: CI shards' JSON reports into one (`conformance merge`);
 //! - [`render`]: text, Markdown, JSON and the one summary line;
-//! - [`scratch`]: where temporary stores go (tmpfs when there is one).
+//! - [`scratch`]: where temporary stores go (tmpfs when there is one);
+//! - [`pages`]: the page-size axis (every cell runs under one official page size; a row is
+//!   one version at one page size).
 
 pub mod cell;
 pub mod merge;
+pub mod pages;
 pub mod plan;
 pub mod render;
 pub mod scratch;
@@ -81,6 +84,10 @@ pub enum Source {
 pub struct Row {
     /// The tag.
     pub tag: String,
+    /// The page size (bytes) the official library ran this row's cells with (absent in a
+    /// report from before the page-size axis: 4096).
+    #[serde(default = "pages::default_page_size")]
+    pub page_size: u64,
     /// Live or golden.
     pub source: Source,
     /// Verdict per store kind id (serialized in report column order).
@@ -124,6 +131,26 @@ pub struct RowCounts {
     pub full_reloads: u64,
     /// Corpus stores checked.
     pub corpus_stores: u64,
+}
+
+impl Row {
+    /// The row's name in tables: the tag, followed by the page size unless it is 4 KiB.
+    pub fn label(&self) -> String {
+        if self.page_size == pages::DEFAULT_PAGE_SIZE {
+            self.tag.clone()
+        } else {
+            format!("{} ({})", self.tag, pages::label(self.page_size))
+        }
+    }
+
+    /// The row's identity in a report (and when shards merge): tag and page size.
+    pub fn key(&self) -> (Option<mmkv_sys::versions::Tag>, String, u64) {
+        (
+            mmkv_sys::versions::Tag::parse(&self.tag),
+            self.tag.clone(),
+            self.page_size,
+        )
+    }
 }
 
 impl RowCounts {
@@ -289,6 +316,7 @@ pub(crate) mod tests {
     pub(crate) fn row(tag: &str, source: Source, cells: &[(StoreKind, Cell)]) -> Row {
         Row {
             tag: tag.to_string(),
+            page_size: pages::DEFAULT_PAGE_SIZE,
             source,
             kinds: cells
                 .iter()

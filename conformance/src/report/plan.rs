@@ -10,6 +10,7 @@ use mmkv_sys::versions::Tag;
 use crate::corpus::golden::{check_corpus_dir, corpus_tags, CorpusCheck};
 use crate::differential::workload::GenConfig;
 use crate::report::cell::{CellResult, CellSpec};
+use crate::report::pages::PageSizes;
 use crate::report::{Cell, Report, Row, RowCounts, Source};
 use crate::sides::official::OfficialLib;
 use crate::sides::sys::SysLib;
@@ -31,6 +32,8 @@ pub struct ReportConfig {
     pub only: Vec<String>,
     /// Keys of the "many keys" workload each live row runs (0 = none).
     pub many_keys: usize,
+    /// The page sizes every live cell runs under (the first also checks the corpus).
+    pub page_sizes: PageSizes,
     /// Versions whose expiring cells run on the real clock (the others: on the test clock), see
     /// [`crate::vocab::test_clock::real_clock_tags`].
     pub real_clock_tags: Vec<String>,
@@ -41,9 +44,15 @@ pub struct ReportConfig {
 pub struct PlannedRow {
     /// The tag.
     pub tag: String,
+    /// The official page size of its cells (bytes).
+    pub page_size: u64,
+    /// Property cases per (kind, seed) of its cells.
+    pub cases: u32,
+    /// The primary page size's row (the corpus, the live writer).
+    pub primary: bool,
     /// Built into mmkv-sys.
     pub live: bool,
-    /// Has a corpus folder.
+    /// Has a corpus folder (checked in the primary row).
     pub corpus: bool,
     /// Features (versions.yaml, else from the tag).
     pub features: Features,
@@ -59,7 +68,9 @@ impl PlannedRow {
     }
 }
 
-/// The rows: tags of `versions.yaml` and of the corpus, oldest first.
+/// The rows: tags of `versions.yaml` and of the corpus, oldest first, each at the primary page
+/// size; then, per further page size, the built tags again (a version without a library has
+/// no cell to run at another size).
 pub fn plan(cfg: &ReportConfig) -> Vec<PlannedRow> {
     let embedded = mmkv_sys::versions::embedded();
     let corpus: Vec<String> = corpus_tags(&cfg.corpus).unwrap_or_default();
@@ -82,20 +93,30 @@ pub fn plan(cfg: &ReportConfig) -> Vec<PlannedRow> {
         tags.retain(|t| cfg.only.contains(t));
     }
     tags.sort_by_key(|t| (Tag::parse(t), t.clone()));
-    tags.into_iter()
-        .map(|tag| {
-            let features = match embedded.get(&tag) {
-                Some(e) if !e.features.is_empty() => Features::from_set(e.features),
-                _ => Features::from_tag(&tag).unwrap_or_default(),
-            };
-            PlannedRow {
-                live: built.contains(&tag.as_str()),
-                corpus: corpus.contains(&tag),
-                features,
-                tag,
+    let mut rows = Vec::new();
+    for (n, run) in cfg.page_sizes.0.iter().enumerate() {
+        let primary = n == 0;
+        for tag in &tags {
+            let live = built.contains(&tag.as_str());
+            if !primary && !live {
+                continue;
             }
-        })
-        .collect()
+            let features = match embedded.get(tag) {
+                Some(e) if !e.features.is_empty() => Features::from_set(e.features),
+                _ => Features::from_tag(tag).unwrap_or_default(),
+            };
+            rows.push(PlannedRow {
+                page_size: run.size,
+                cases: run.cases.unwrap_or(cfg.cases),
+                primary,
+                live,
+                corpus: primary && corpus.contains(tag),
+                features,
+                tag: tag.clone(),
+            });
+        }
+    }
+    rows
 }
 
 /// Corpus verdicts of one tag, per report column.
@@ -130,12 +151,13 @@ pub fn many_keys_kind(features: &Features) -> StoreKind {
 }
 
 /// Runs one planned row. `cell` runs one live cell (in a child process in the report, see
-/// [`crate::report::cell`]); `tick` is called once per finished cell with a message.
+/// [`crate::report::cell`]) at the row's page size; `tick` is called once per finished cell
+/// with a message.
 pub fn run_row(
     cfg: &ReportConfig,
     row: &PlannedRow,
     reader: &dyn ReaderFactory,
-    cell: &mut dyn FnMut(&CellSpec) -> CellResult,
+    cell: &mut dyn FnMut(&CellSpec, u64) -> CellResult,
     tick: &mut dyn FnMut(&str),
 ) -> Row {
     let mut failures = Vec::new();
@@ -184,7 +206,7 @@ pub fn run_row(
                 let spec = CellSpec {
                     tag: row.tag.clone(),
                     kind,
-                    cases: cfg.cases,
+                    cases: row.cases,
                     seeds: cfg.seeds.clone(),
                     many_keys: if many_kind == Some(kind) {
                         cfg.many_keys
@@ -194,7 +216,25 @@ pub fn run_row(
                     real_clock: kind.key_expire() && cfg.real_clock_tags.contains(&row.tag),
                     gen: Some(cfg.gen),
                 };
-                let result = cell(&spec);
+                let mut result = cell(&spec, row.page_size);
+                if let Some(ran) = result.page_size.filter(|&p| p != row.page_size) {
+                    result.passed = false;
+                    result.failures.push(format!(
+                        "{} {kind}: the official library ran with {ran}-byte pages, not {}",
+                        row.tag, row.page_size
+                    ));
+                }
+                if row.page_size != crate::report::pages::DEFAULT_PAGE_SIZE {
+                    // A saved failure replays at the page size it was found at.
+                    let with_page = format!(
+                        "reproduce: {}={} ",
+                        mmkv_sys::page_size::PAGE_SIZE_VAR,
+                        row.page_size
+                    );
+                    for f in &mut result.failures {
+                        *f = f.replace("reproduce: ", &with_page);
+                    }
+                }
                 ran.add_run(result.workloads, &result.stats);
                 details.insert(kind.id().to_string(), result.clone());
                 notes.extend(result.notes);
@@ -223,6 +263,7 @@ pub fn run_row(
     }
     Row {
         tag: row.tag.clone(),
+        page_size: row.page_size,
         source: if row.live {
             Source::Live
         } else {

@@ -20,7 +20,7 @@ impl Report {
 
     fn cells(row: &Row) -> Vec<String> {
         let mut c = vec![
-            row.tag.clone(),
+            row.label(),
             match row.source {
                 Source::Live => "live".to_string(),
                 Source::Golden => "golden".to_string(),
@@ -53,12 +53,13 @@ impl Report {
             .filter(|r| !r.failures.is_empty())
             .count();
         format!(
-            "conformance report: {} — {} versions: {} live, {} golden, {} unbuilt; cells: {} pass, \
+            "conformance report: {} — {} versions{}: {} live, {} golden, {} unbuilt; cells: {} pass, \
              {} FAIL, {} golden, {} unbuilt, {} n/a; {} workload(s), {} operation(s), {} key(s) \
              compared ({} reads), long-lived reader reloads {} partial / {} full; {} corpus \
              store(s) checked; {}; {}{}",
             if self.passed(false) { "PASS" } else { "FAIL" },
-            self.versions.len(),
+            self.tags(),
+            self.page_sizes_phrase(),
             tally.rows("live"),
             tally.rows("golden"),
             tally.rows("unbuilt"),
@@ -88,6 +89,32 @@ impl Report {
                 String::new()
             }
         )
+    }
+
+    /// Distinct tags among the rows.
+    fn tags(&self) -> usize {
+        let tags: std::collections::BTreeSet<&str> =
+            self.versions.iter().map(|r| r.tag.as_str()).collect();
+        tags.len()
+    }
+
+    /// ` (rows: 50 at 4 KiB, 50 at 16 KiB)` when a row is not at 4 KiB, else nothing.
+    fn page_sizes_phrase(&self) -> String {
+        let mut per: std::collections::BTreeMap<u64, usize> = Default::default();
+        for r in &self.versions {
+            *per.entry(r.page_size).or_default() += 1;
+        }
+        if per
+            .keys()
+            .all(|&p| p == crate::report::pages::DEFAULT_PAGE_SIZE)
+        {
+            return String::new();
+        }
+        let parts: Vec<String> = per
+            .iter()
+            .map(|(p, n)| format!("{n} at {}", crate::report::pages::label(*p)))
+            .collect();
+        format!(" (rows: {})", parts.join(", "))
     }
 
     /// A plain-text table.

@@ -25,12 +25,26 @@ pub const CHILD_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct ChildExe {
     /// The executable.
     pub exe: PathBuf,
+    /// The page size its official libraries run with (`MMKV_SYS_PAGE_SIZE` in the child's
+    /// environment); `None`: this process's environment, as inherited.
+    pub page_size: Option<u64>,
 }
 
 impl ChildExe {
     /// The `conformance` binary at `exe`.
     pub fn conformance(exe: impl Into<PathBuf>) -> ChildExe {
-        ChildExe { exe: exe.into() }
+        ChildExe {
+            exe: exe.into(),
+            page_size: None,
+        }
+    }
+
+    /// The same binary, its official libraries on pages of `size` bytes.
+    pub fn with_page_size(self, size: u64) -> ChildExe {
+        ChildExe {
+            page_size: Some(size),
+            ..self
+        }
     }
 
     /// The running `conformance` binary.
@@ -44,6 +58,9 @@ impl ChildExe {
     pub fn command(&self, sub: &[&str]) -> Command {
         let mut cmd = Command::new(&self.exe);
         cmd.args(sub);
+        if let Some(size) = self.page_size {
+            cmd.env(mmkv_sys::page_size::PAGE_SIZE_VAR, size.to_string());
+        }
         cmd
     }
 }
