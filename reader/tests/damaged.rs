@@ -18,8 +18,12 @@ use mmkv_reader::{load_bytes, Error, FixedClock, Options, ReadSync, RegionSource
 
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
+/// The corpus stores come from a 4 KiB writer and the decisions expected here are the official
+/// 4 KiB loader's (sizes against a 32 KiB file as mapped): 4 KiB pages whatever the host's.
 fn opts(id: &str) -> Options {
-    let o = Options::new().clock(Arc::new(FixedClock(2_000_000_000)));
+    let o = Options::new()
+        .clock(Arc::new(FixedClock(2_000_000_000)))
+        .page_size(4096);
     match id {
         "aes128" => o.crypt_key("mmkv-conformance"),
         _ => o,
