@@ -82,7 +82,11 @@ fn stale_meta_size_reads_the_header_region() {
         assert!(matches!(loc.problem, Some(Problem::CrcMismatch { size, .. }) if size == stale));
         assert_eq!(entries_of(&snap), want);
 
-        let raw = read_store(&p, &RawOptions::default()).unwrap();
+        let at_4k = RawOptions {
+            rules: mmkv_reader::locate::Rules::official().with_page_size(4096),
+            ..RawOptions::default()
+        };
+        let raw = read_store(&p, &at_4k).unwrap();
         assert_eq!(raw.location, loc);
         assert_eq!(raw.region().len(), read_u32(&p, 0) as usize);
     }
@@ -216,7 +220,7 @@ fn missing_empty_and_short_meta() {
     let raw = read_store(
         &p,
         &RawOptions {
-            rules: mmkv_reader::locate::Rules::recover(),
+            rules: mmkv_reader::locate::Rules::recover().with_page_size(4096),
             ..Default::default()
         },
     )
