@@ -651,3 +651,41 @@ mod synthetic {
         fails_with(&GOOD.replace("offset=3", "offset=0x3"), "not a decimal");
     }
 }
+
+/// The first-column names of the table under `heading` in a Markdown text: the code spans of
+/// each body row's first cell.
+fn table_names(text: &str, heading: &str) -> BTreeSet<String> {
+    let Some(start) = text.find(heading) else {
+        return BTreeSet::new();
+    };
+    let mut names = BTreeSet::new();
+    let rows = text[start..]
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2);
+    for row in rows {
+        let cell = row.split('|').nth(1).unwrap_or_default();
+        names.extend(cell.split('`').skip(1).step_by(2).map(str::to_string));
+    }
+    names
+}
+
+#[test]
+fn the_suite_readme_points_every_class_and_family_to_the_format() {
+    let text = std::fs::read_to_string(root().join("suite/README.md")).unwrap();
+    let listed = table_names(&text, "### What the format says about each case");
+    let suite = Suite::open(&root().join("suite/cases"));
+    let mut wanted: BTreeSet<String> = suite.families().into_keys().collect();
+    wanted.extend(["y_", "n_", "i_"].map(String::from));
+    assert_eq!(
+        listed, wanted,
+        "suite/README.md's table of classes and families"
+    );
+    // the helper sees a table's first column only
+    let t = "### H\n\n| a | b |\n|---|---|\n| `x`, `y` | `z` |\n";
+    assert_eq!(
+        table_names(t, "### H"),
+        BTreeSet::from(["x".into(), "y".into()])
+    );
+}
