@@ -53,12 +53,53 @@ pub struct CryptArgs {
     pub recover: bool,
 }
 
+/// The page size of the machine whose official loader is followed (`--page-size`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PageArg {
+    /// `auto`: the writer's page inferred from the `.crc` length, else this machine's.
+    #[default]
+    Auto,
+    /// `host`: this machine's page.
+    Host,
+    /// `N`: this page size in bytes.
+    Size(u64),
+}
+
+impl std::str::FromStr for PageArg {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<PageArg, String> {
+        match s {
+            "auto" => Ok(PageArg::Auto),
+            "host" => Ok(PageArg::Host),
+            n => n
+                .parse()
+                .map(PageArg::Size)
+                .map_err(|_| format!("expected a size in bytes, `auto` or `host`, not {n:?}")),
+        }
+    }
+}
+
+/// The page-size option of every command that opens a store.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct PageArgs {
+    /// Read as the official library does on a machine with this page size: N bytes (a power of
+    /// two from 4096 to 65536), `host` (this machine's), or `auto` (the writer's, inferred from
+    /// the `.crc` length, which is one page of the machine that wrote it; else this machine's).
+    /// A note on stderr says which size was used and why.
+    #[arg(long, value_name = "N|auto|host", default_value = "auto")]
+    pub page_size: PageArg,
+}
+
 /// `mmkv dump`.
 #[derive(Debug, Args)]
 pub struct DumpArgs {
     /// Decryption options.
     #[command(flatten)]
     pub crypt: CryptArgs,
+    /// Page size.
+    #[command(flatten)]
+    pub page: PageArgs,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -105,6 +146,9 @@ pub struct GetArgs {
     /// Decryption options.
     #[command(flatten)]
     pub crypt: CryptArgs,
+    /// Page size.
+    #[command(flatten)]
+    pub page: PageArgs,
 }
 
 /// `mmkv meta`.
@@ -115,6 +159,9 @@ pub struct MetaArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Page size.
+    #[command(flatten)]
+    pub page: PageArgs,
 }
 
 /// `mmkv watch`.
@@ -123,6 +170,9 @@ pub struct WatchArgs {
     /// Decryption options.
     #[command(flatten)]
     pub crypt: CryptArgs,
+    /// Page size.
+    #[command(flatten)]
+    pub page: PageArgs,
     /// Polling interval in milliseconds.
     #[arg(long, default_value_t = 200, value_name = "N")]
     pub interval_ms: u64,
@@ -146,6 +196,9 @@ pub struct ScanArgs {
     /// Also try this key on stores that look encrypted (the row then reports their counts).
     #[command(flatten)]
     pub crypt: CryptArgs,
+    /// Page size.
+    #[command(flatten)]
+    pub page: PageArgs,
     /// The directory to walk (symbolic links are not followed).
     pub dir: PathBuf,
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::analysis::{Analysis, Status};
+use crate::analysis::{Analysis, CryptOpts, Status};
 use crate::cli::Cli;
 use crate::error::{Error, Result};
 use crate::infer::{decode_as, Val};
@@ -40,6 +40,14 @@ fn print(text: &str) -> Result<()> {
     }
 }
 
+/// Says on stderr which page size the store at `path` is read with and why (before reading it,
+/// so an error that depends on it follows the note); returns it.
+pub fn page_note(path: &std::path::Path, crypt: &CryptOpts) -> Result<mmkv_reader::PageSize> {
+    let page = crypt.page_size(path)?;
+    eprintln!("mmkv: {}: {page}", path.display());
+    Ok(page)
+}
+
 fn print_json<T: Serialize>(value: &T) -> Result<()> {
     let mut s = serde_json::to_string_pretty(value).map_err(Error::Serialize)?;
     s.push('\n');
@@ -47,7 +55,8 @@ fn print_json<T: Serialize>(value: &T) -> Result<()> {
 }
 
 fn dump(s: &DumpSettings) -> Result<()> {
-    let a = Analysis::open(&s.path, &s.crypt, s.now)?;
+    let page = page_note(&s.path, &s.crypt)?;
+    let a = Analysis::open_at(&s.path, &s.crypt, s.now, page)?;
     if let Output::Delimited(d) = s.output {
         return print(&if s.history {
             let carved = if s.carve { a.carve() } else { Vec::new() };
@@ -98,7 +107,8 @@ struct GetJson {
 
 fn get(s: &GetSettings) -> Result<()> {
     let (key, now) = (&s.key, s.now);
-    let a = Analysis::open(&s.path, &s.crypt, now)?;
+    let page = page_note(&s.path, &s.crypt)?;
+    let a = Analysis::open_at(&s.path, &s.crypt, now, page)?;
     let Some(rec) = a.live_value(key) else {
         if let Some(r) = a
             .records
@@ -147,13 +157,17 @@ fn meta(s: &MetaSettings) -> Result<()> {
     })?;
     // As the official library reads it: a short file zero-filled.
     let m = mmkv_reader::locate::parse_meta(&bytes);
-    let mut j = FullMetaJson::new(&m);
+    let page = s
+        .page
+        .resolve(Some(bytes.len() as u64))
+        .map_err(|e| Error::BadArgument(format!("--page-size: {e}")))?;
+    eprintln!("mmkv: {}: {page}", s.meta.display());
+    let mut j = FullMetaJson::new(&m, &page);
     j.meta_file_len = bytes.len();
     // The region the official loader would choose, when the data file is there.
     if let Ok(data) = std::fs::read(&s.data) {
-        if let Ok(found) =
-            mmkv_reader::locate::locate(&m, data.as_slice(), mmkv_reader::locate::Rules::official())
-        {
+        let rules = mmkv_reader::locate::Rules::official().with_page_size(page.size);
+        if let Ok(found) = mmkv_reader::locate::locate(&m, data.as_slice(), rules) {
             j.region = Some(found.location.source.as_str());
             j.region_problem = found.location.problem.map(|p| p.to_string());
         }
@@ -171,6 +185,11 @@ fn watch(s: &WatchSettings) -> Result<()> {
 
 fn scan(s: &ScanSettings) -> Result<()> {
     let scan = crate::scan::scan(&s.dir, &s.crypt, s.now)?;
+    eprintln!(
+        "mmkv: {}: {}",
+        s.dir.display(),
+        crate::scan::page_note(&scan)
+    );
     match s.output {
         Output::Delimited(d) => {
             for w in &scan.walk_errors {

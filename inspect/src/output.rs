@@ -51,11 +51,16 @@ pub struct RegionJson {
     pub file_len: u64,
     /// The meta file was shorter than its structure (or missing) and read zero-filled.
     pub meta_zero_filled: bool,
+    /// The page size of the loader followed (`--page-size`): the data file is mapped rounded
+    /// up to its pages.
+    pub page_size: u64,
+    /// Why that page size: `inferred`, `host_not_inferred`, `host` or `given`.
+    pub page_size_source: &'static str,
 }
 
 impl RegionJson {
-    /// From a raw store.
-    pub fn new(raw: &mmkv_reader::raw::RawStore) -> RegionJson {
+    /// From a raw store read at `page`.
+    pub fn new(raw: &mmkv_reader::raw::RawStore, page: &mmkv_reader::PageSize) -> RegionJson {
         let l = &raw.location;
         RegionJson {
             source: l.source.as_str(),
@@ -65,6 +70,8 @@ impl RegionJson {
             problem: l.problem.map(|p| p.to_string()),
             file_len: l.file_len,
             meta_zero_filled: raw.meta_short(),
+            page_size: page.size,
+            page_size_source: page.source.as_str(),
         }
     }
 }
@@ -87,7 +94,7 @@ impl MetaJson {
             crc_ok: a.raw.crc_ok,
             actual_size: a.raw.actual_size,
             key_expire: a.raw.meta.key_expire(),
-            region: RegionJson::new(&a.raw),
+            region: RegionJson::new(&a.raw, &a.page),
             lock: lock_word(a.raw.sync),
         }
     }
@@ -419,11 +426,15 @@ pub struct FullMetaJson {
     pub region: Option<&'static str>,
     /// Why the meta's actual size was not used as it is (null when it was).
     pub region_problem: Option<String>,
+    /// The page size of the loader whose choice `region` is (`--page-size`).
+    pub page_size: u64,
+    /// Why that page size: `inferred`, `host_not_inferred`, `host` or `given`.
+    pub page_size_source: &'static str,
 }
 
 impl FullMetaJson {
-    /// From parsed meta info.
-    pub fn new(m: &MetaInfo) -> FullMetaJson {
+    /// From parsed meta info, for a loader at `page`.
+    pub fn new(m: &MetaInfo, page: &mmkv_reader::PageSize) -> FullMetaJson {
         FullMetaJson {
             crc: m.crc_digest,
             version: m.version,
@@ -437,6 +448,8 @@ impl FullMetaJson {
             meta_file_len: crate::output::META_LEN,
             region: None,
             region_problem: None,
+            page_size: page.size,
+            page_size_source: page.source.as_str(),
         }
     }
 
@@ -446,7 +459,7 @@ impl FullMetaJson {
             "version              {}\nsequence             {}\ncrc                  {:#010x} ({})\n\
              iv                   {}\nactual_size          {}\nlast_confirmed_size  {}\n\
              last_confirmed_crc   {:#010x}\nflags                {:#x}\nkey_expire           {}\n\
-             meta_file_len        {}{}\nregion               {}{}\n",
+             meta_file_len        {}{}\npage_size            {} ({})\nregion               {}{}\n",
             self.version,
             self.sequence,
             self.crc,
@@ -463,6 +476,8 @@ impl FullMetaJson {
             } else {
                 ""
             },
+            self.page_size,
+            self.page_size_source,
             self.region.unwrap_or("(no data file)"),
             self.region_problem
                 .as_ref()

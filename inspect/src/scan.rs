@@ -42,6 +42,11 @@ pub struct ScanRow {
     pub data_size: Option<usize>,
     /// Length of the data file.
     pub file_size: Option<usize>,
+    /// The page size the store was read with (null when none could be chosen).
+    pub page_size: Option<u64>,
+    /// Why that page size: `inferred` (from the `.crc` length), `host_not_inferred`, `host` or
+    /// `given` (`--page-size`).
+    pub page_size_source: Option<&'static str>,
     /// Why the store could not be read (null when it could).
     pub error: Option<String>,
 }
@@ -145,15 +150,28 @@ pub fn scan_store(path: &Path, crypt: &CryptOpts, now: u32) -> ScanRow {
         crc_ok: None,
         data_size: None,
         file_size: None,
+        page_size: None,
+        page_size_source: None,
         error: None,
     };
     if !path.is_file() {
         row.error = Some(format!("data file {} not found", path.display()));
         return row;
     }
+    match crypt.page_size(path) {
+        Ok(page) => {
+            row.page_size = Some(page.size);
+            row.page_size_source = Some(page.source.as_str());
+        }
+        Err(e) => {
+            row.error = Some(e.to_string());
+            return row;
+        }
+    }
     let plain = CryptOpts {
-        recover: crypt.recover,
-        ..CryptOpts::default()
+        key: None,
+        aes256: false,
+        ..crypt.clone()
     };
     match crate::analysis::read(path, &plain) {
         Ok(raw) => {
@@ -238,6 +256,35 @@ pub fn scan(dir: &Path, crypt: &CryptOpts, now: u32) -> Result<ScanJson> {
     })
 }
 
+/// The one-line stderr note of a scan: the page sizes its stores were read with, and why.
+pub fn page_note(s: &ScanJson) -> String {
+    let mut counts = std::collections::BTreeMap::<(u64, &str), usize>::new();
+    for r in &s.stores {
+        if let (Some(size), Some(source)) = (r.page_size, r.page_size_source) {
+            *counts.entry((size, source)).or_default() += 1;
+        }
+    }
+    let parts: Vec<String> = counts
+        .iter()
+        .map(|((size, source), n)| format!("{n} at {size} ({})", source_words(source)))
+        .collect();
+    if parts.is_empty() {
+        "page sizes: no store read".to_string()
+    } else {
+        format!("page sizes: {}", parts.join(", "))
+    }
+}
+
+/// What a page-size source word means, for [`page_note`].
+fn source_words(source: &str) -> &'static str {
+    match source {
+        "inferred" => "inferred from the .crc length",
+        "host_not_inferred" => "this machine's page: .crc not one 4, 16 or 64 KiB page",
+        "given" => "given",
+        _ => "this machine's page",
+    }
+}
+
 fn opt<T: ToString>(v: &Option<T>) -> String {
     v.as_ref().map_or_else(|| "-".into(), ToString::to_string)
 }
@@ -245,7 +292,7 @@ fn opt<T: ToString>(v: &Option<T>) -> String {
 /// The readable table of a scan.
 pub fn scan_table(s: &ScanJson) -> String {
     let mut out = String::new();
-    let rows: Vec<[String; 9]> = s
+    let rows: Vec<[String; 10]> = s
         .stores
         .iter()
         .map(|r| {
@@ -260,6 +307,7 @@ pub fn scan_table(s: &ScanJson) -> String {
                     .map_or("-", |ok| if ok { "ok" } else { "MISMATCH" })
                     .to_string(),
                 opt(&r.data_size),
+                opt(&r.page_size),
                 r.error.clone().unwrap_or_default(),
             ]
         })
@@ -275,6 +323,7 @@ pub fn scan_table(s: &ScanJson) -> String {
             "META",
             "CRC",
             "SIZE",
+            "PAGE",
             "ERROR",
         ],
         &rows,

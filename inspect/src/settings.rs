@@ -1,5 +1,5 @@
 //! The command line validated once: every argument that can be malformed (crypt key, `--type`
-//! pins, key hex, intervals) is checked here and turned into the typed settings the commands
+//! pins, key hex, intervals, page size) is checked here and turned into the typed settings the commands
 //! run with, so a command never parses an argument itself and a bad argument fails before any
 //! file is opened.
 
@@ -7,12 +7,15 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::analysis::CryptOpts;
-use crate::cli::{Cli, Command, CryptArgs, DumpArgs, GetArgs, MetaArgs, ScanArgs, WatchArgs};
+use crate::cli::{
+    Cli, Command, CryptArgs, DumpArgs, GetArgs, MetaArgs, PageArg, PageArgs, ScanArgs, WatchArgs,
+};
 use crate::error::{Error, Result};
 use crate::infer::Decoding;
 use crate::output::Pins;
 use crate::tabular::{Delimited, Format};
 use crate::util::{now_secs, parse_hex};
+use mmkv_reader::PageSizeChoice;
 
 /// What a command prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,6 +100,8 @@ pub struct MetaSettings {
     pub data: PathBuf,
     /// Print JSON.
     pub json: bool,
+    /// The page size of the loader whose region choice is shown.
+    pub page: PageSizeChoice,
 }
 
 /// `mmkv watch`, validated.
@@ -131,7 +136,7 @@ impl Settings {
         Ok(match &cli.command {
             Command::Dump(a) => Settings::Dump(dump(a)?),
             Command::Get(a) => Settings::Get(get(a)?),
-            Command::Meta(a) => Settings::Meta(meta(a)),
+            Command::Meta(a) => Settings::Meta(meta(a)?),
             Command::Watch(a) => Settings::Watch(watch(a)?),
             Command::Scan(a) => Settings::Scan(scan(a)?),
         })
@@ -141,7 +146,7 @@ impl Settings {
 fn dump(a: &DumpArgs) -> Result<DumpSettings> {
     Ok(DumpSettings {
         path: a.path.clone(),
-        crypt: crypt_opts(&a.crypt)?,
+        crypt: crypt_opts(&a.crypt, &a.page)?,
         output: Output::of(a.json, a.format),
         history: a.history,
         carve: a.carve,
@@ -162,21 +167,22 @@ fn get(a: &GetArgs) -> Result<GetSettings> {
         ty: a.ty,
         json: a.json,
         now: a.now.unwrap_or_else(now_secs),
-        crypt: crypt_opts(&a.crypt)?,
+        crypt: crypt_opts(&a.crypt, &a.page)?,
     })
 }
 
-fn meta(a: &MetaArgs) -> MetaSettings {
+fn meta(a: &MetaArgs) -> Result<MetaSettings> {
     let (meta, data) = if a.path.extension().is_some_and(|e| e == "crc") {
         (a.path.clone(), a.path.with_extension(""))
     } else {
         (mmkv_reader::meta_path(&a.path), a.path.clone())
     };
-    MetaSettings {
+    Ok(MetaSettings {
         meta,
         data,
         json: a.json,
-    }
+        page: page_choice(&a.page)?,
+    })
 }
 
 fn watch(a: &WatchArgs) -> Result<WatchSettings> {
@@ -187,7 +193,7 @@ fn watch(a: &WatchArgs) -> Result<WatchSettings> {
     }
     Ok(WatchSettings {
         path: a.path.clone(),
-        crypt: crypt_opts(&a.crypt)?,
+        crypt: crypt_opts(&a.crypt, &a.page)?,
         interval: Duration::from_millis(a.interval_ms),
         duration: a.duration_ms.map(Duration::from_millis),
     })
@@ -197,13 +203,26 @@ fn scan(a: &ScanArgs) -> Result<ScanSettings> {
     Ok(ScanSettings {
         dir: a.dir.clone(),
         output: Output::of(a.json, a.format),
-        crypt: crypt_opts(&a.crypt)?,
+        crypt: crypt_opts(&a.crypt, &a.page)?,
         now: now_secs(),
     })
 }
 
-/// The key bytes and AES flag of the decryption options.
-pub fn crypt_opts(a: &CryptArgs) -> Result<CryptOpts> {
+/// `--page-size`: `auto` infers the writer's page, `host` is this machine's, a size is checked
+/// now (a power of two from 4 to 64 KiB).
+pub fn page_choice(a: &PageArgs) -> Result<PageSizeChoice> {
+    Ok(match a.page_size {
+        PageArg::Auto => PageSizeChoice::Inferred,
+        PageArg::Host => PageSizeChoice::Host,
+        PageArg::Size(n) => PageSizeChoice::Given(
+            mmkv_reader::page::validate_page_size(n)
+                .map_err(|e| Error::BadArgument(format!("--page-size: {e}")))?,
+        ),
+    })
+}
+
+/// The key bytes, AES flag, strategy and page size of the reading options.
+pub fn crypt_opts(a: &CryptArgs, page: &PageArgs) -> Result<CryptOpts> {
     let key = match (&a.crypt_key, &a.crypt_key_hex) {
         (Some(s), _) => Some(s.as_bytes().to_vec()),
         (None, Some(h)) => {
@@ -225,6 +244,7 @@ pub fn crypt_opts(a: &CryptArgs) -> Result<CryptOpts> {
         key,
         aes256: a.aes256,
         recover: a.recover,
+        page: page_choice(page)?,
     })
 }
 
@@ -279,18 +299,19 @@ mod tests {
             recover: false,
         };
         assert_eq!(
-            crypt_opts(&a).unwrap(),
+            crypt_opts(&a, &PageArgs::default()).unwrap(),
             CryptOpts {
                 key: Some(vec![0xff, 0]),
                 aes256: true,
                 recover: false,
+                page: PageSizeChoice::Inferred,
             }
         );
         let b = CryptArgs {
             aes256: true,
             ..CryptArgs::default()
         };
-        assert!(crypt_opts(&b).is_err());
+        assert!(crypt_opts(&b, &PageArgs::default()).is_err());
     }
 
     #[test]
@@ -302,10 +323,40 @@ mod tests {
             &["get", "--key-hex", "s", "xyz", "--type", "i32"],
             &["watch", "--interval-ms", "0", "s"],
             &["scan", "--crypt-key", "", "d"],
+            &["dump", "--page-size", "12288", "s"],
+            &["get", "--page-size", "131072", "s", "k", "--type", "i32"],
+            &["meta", "--page-size", "0", "s"],
+            &["watch", "--page-size", "2048", "s"],
+            &["scan", "--page-size", "4097", "d"],
         ] {
             let e = settings(bad).expect_err(&format!("{bad:?} is rejected"));
             assert!(matches!(e, Error::BadArgument(_)), "{bad:?}: {e:?}");
         }
+    }
+
+    #[test]
+    fn page_sizes() {
+        let page = |args: &[&str]| match settings(args).unwrap() {
+            Settings::Dump(d) => d.crypt.page,
+            Settings::Meta(m) => m.page,
+            Settings::Scan(s) => s.crypt.page,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(page(&["dump", "s"]), PageSizeChoice::Inferred);
+        assert_eq!(
+            page(&["dump", "--page-size", "auto", "s"]),
+            PageSizeChoice::Inferred
+        );
+        assert_eq!(
+            page(&["meta", "--page-size", "host", "s"]),
+            PageSizeChoice::Host
+        );
+        assert_eq!(
+            page(&["scan", "--page-size", "65536", "d"]),
+            PageSizeChoice::Given(65536)
+        );
+        let cli = Cli::try_parse_from(["mmkv", "dump", "--page-size", "16k", "s"]);
+        assert!(cli.is_err(), "a size is a number of bytes");
     }
 
     #[test]

@@ -113,8 +113,10 @@ pub fn watch(
     let deadline = duration.map(|d| Instant::now() + d);
 
     // The inspection read gives the precise errors (looks encrypted, wrong key, ...).
-    let analysis = Analysis::open(path, crypt, crate::util::now_secs())?;
-    let mut opts = Options::new().aes256(crypt.aes256);
+    let page = crate::commands::page_note(path, crypt)?;
+    let analysis = Analysis::open_at(path, crypt, crate::util::now_secs(), page)?;
+    // The store follows the page size the note announced, whatever the .crc becomes.
+    let mut opts = Options::new().aes256(crypt.aes256).page_size(page.size);
     if let Some(k) = &crypt.key {
         opts = opts.crypt_key(k.clone());
     }

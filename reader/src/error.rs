@@ -121,6 +121,20 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+    /// A page size the reader cannot follow: not a power of two from 4 KiB to 64 KiB
+    /// ([`crate::page::validate_page_size`]).
+    #[error("invalid page size {size}: a power of two from 4096 to 65536 is needed")]
+    InvalidPageSize {
+        /// The size given.
+        size: u64,
+    },
+    /// The meta file's length is not one 4, 16 or 64 KiB page, so the writer's page size
+    /// cannot be inferred from it ([`crate::page::infer_page_size`]).
+    #[error("page size not inferred: a .crc of {meta_len} bytes is not one 4, 16 or 64 KiB page")]
+    PageSizeNotInferred {
+        /// The meta file's length.
+        meta_len: u64,
+    },
     /// A writer kept changing the store while it was read without the lock (the lock stayed
     /// taken past the timeout): no consistent view was had. Not a fault of the file; a
     /// [`Store`](crate::Store) keeps serving its previous snapshot, counts the attempt in

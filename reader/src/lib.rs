@@ -73,7 +73,8 @@
 //!
 //! Which region is loaded is decided by [`locate`], exactly as the official loader decides
 //! (meta or header size by meta version, CRC, header and last-confirmed fallbacks, files
-//! mapped rounded up to whole pages, `OnErrorDiscard` or, with [`Options::recover`],
+//! mapped rounded up to whole pages of the machine's page size ([`page`],
+//! [`Options::page_size`]), `OnErrorDiscard` or, with [`Options::recover`],
 //! `OnErrorRecover`). The official library repairs what it cannot read, and writes while doing
 //! so; a read-only reader reports a typed [`Error`] instead (and keeps serving its previous
 //! snapshot):
@@ -116,6 +117,7 @@ mod load;
 pub mod locate;
 pub mod meta;
 mod options;
+pub mod page;
 pub mod parse;
 pub mod raw;
 mod read_at;
@@ -135,6 +137,7 @@ pub use fsio::meta_path;
 pub use load::{load_bytes, ReadSync};
 pub use locate::RegionSource;
 pub use options::Options;
+pub use page::{host_page_size, infer_page_size, PageSize, PageSizeChoice, PageSizeSource};
 pub use snapshot::{KeyHasher, Snapshot, SnapshotData, SnapshotRef};
 pub use store::{ReloadKind, ReloadStats, Store};
 

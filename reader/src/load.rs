@@ -32,19 +32,24 @@ pub(crate) fn triple_of(b: &[u8]) -> Triple {
 /// when recovered). The meta is read as the official library reads it
 /// ([`crate::locate::parse_meta`]: a short or empty meta, or `&[]` for a missing one, reads
 /// zero-filled), where [`crate::Store::open`] requires a meta file long enough for its version.
-/// Returns the snapshot and the locator's decision; otherwise the errors of
-/// [`crate::Store::open`]. Pure: no file is touched (fuzz targets and differential tests use it).
+/// The page size is `opts`' choice ([`Options::page_size`]); [`crate::PageSizeChoice::Inferred`]
+/// infers it from `meta.len()`, so pass the whole meta file. Returns the snapshot and the
+/// locator's decision (its [`Location::mapped_size`] shows the page size used); otherwise the
+/// errors of [`crate::Store::open`]. Pure: no file is touched (fuzz targets and differential tests use it).
 pub fn load_bytes(
     meta: &[u8],
     data: &[u8],
     opts: &Options,
 ) -> Result<(Snapshot, crate::locate::Location)> {
     let key = opts.key();
+    let page = opts.page.resolve(Some(meta.len() as u64))?;
     let full = crate::load::FullLoad {
         meta: crate::locate::parse_meta(meta),
         observed: triple_of(meta),
         key: key.as_ref(),
-        rules: Rules::official().with_strategy(opts.strategy),
+        rules: Rules::official()
+            .with_strategy(opts.strategy)
+            .with_page_size(page.size),
         clock: &opts.clock,
         generation: 0,
     };

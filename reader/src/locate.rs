@@ -10,7 +10,9 @@
 //!    the data file's 4-byte header (older metas).
 //! 2. The official library maps the data file rounded up to whole pages (at least one page,
 //!    the new bytes zero-filled), so a region "fits" when `size + 4 <= that rounded size`;
-//!    bytes past the real end of file read as zeros.
+//!    bytes past the real end of file read as zeros. The page is the machine's that opens the
+//!    store ([`Rules::page_size`], see [`crate::page`]): a truncated file can fit at 16 KiB
+//!    and not at 4 KiB.
 //! 3. The region fits and its CRC-32 equals the meta's crc digest: it is used
 //!    ([`Source::Meta`], or [`Source::Header`] for metas older than version 3).
 //! 4. Otherwise, for metas of version >= 3 only: the header's size with the meta's crc when it
@@ -74,10 +76,6 @@ impl RegionSource {
     }
 }
 
-/// The page size the official library rounds files up to on the platforms MMKV targets
-/// (Android, iOS, Linux x86-64 and most arm64 kernels).
-pub const DEFAULT_PAGE_SIZE: u64 = 4096;
-
 /// What the official loader does when no region passes its CRC check
 /// (`MMKVRecoverStrategic`, chosen by the app's `onMMKVCRCCheckFail` /
 /// `onMMKVFileLengthError` handler or, from v1.3.0 on, per instance).
@@ -97,7 +95,7 @@ pub struct Rules {
     /// What to do when no region passes the CRC check.
     pub strategy: Strategy,
     /// The page size of the machine that would open the store (files are mapped rounded up
-    /// to whole pages). Values below 1 are taken as 1.
+    /// to whole pages, see [`crate::page`]). Not validated here: values below 1 are taken as 1.
     pub page_size: u64,
 }
 
@@ -108,20 +106,18 @@ impl Default for Rules {
 }
 
 impl Rules {
-    /// The official default: [`Strategy::Discard`], 4 KiB pages.
-    pub const fn official() -> Rules {
+    /// The official default on this machine: [`Strategy::Discard`], this machine's page size
+    /// ([`crate::page::host_page_size`], what `getpagesize()` gives the official library here).
+    pub fn official() -> Rules {
         Rules {
             strategy: Strategy::Discard,
-            page_size: DEFAULT_PAGE_SIZE,
+            page_size: crate::page::host_page_size(),
         }
     }
 
-    /// `OnErrorRecover`, 4 KiB pages.
-    pub const fn recover() -> Rules {
-        Rules {
-            strategy: Strategy::Recover,
-            page_size: DEFAULT_PAGE_SIZE,
-        }
+    /// `OnErrorRecover`, this machine's page size.
+    pub fn recover() -> Rules {
+        Rules::official().with_strategy(Strategy::Recover)
     }
 
     /// The same rules with another strategy.
@@ -501,6 +497,18 @@ pub fn greedy_len(region: &[u8]) -> usize {
 mod tests {
     use super::*;
     use crate::meta::{OFF_ACTUAL_SIZE, OFF_CRC, OFF_LAST_CRC, OFF_LAST_SIZE, OFF_VERSION};
+    use proptest::prelude::{prop_assert, prop_assert_eq, proptest};
+
+    /// The official default at 4 KiB pages (the tests below are about 4 KiB machines; the
+    /// host's page may differ, e.g. under qemu `-p 16384`).
+    fn official() -> Rules {
+        Rules::official().with_page_size(4096)
+    }
+
+    /// `OnErrorRecover` at 4 KiB pages.
+    fn recover() -> Rules {
+        Rules::recover().with_page_size(4096)
+    }
 
     fn meta(version: u32, crc: u32, actual: u32, last: (u32, u32)) -> MetaInfo {
         let mut b = vec![0u8; META_SIZE];
@@ -528,7 +536,7 @@ mod tests {
         let crc = crc32fast::hash(REGION);
         let m = meta(4, crc, REGION.len() as u32, (0, 0));
         let d = data(0, REGION, 4096);
-        let l = locate(&m, d.as_slice(), Rules::official()).unwrap();
+        let l = locate(&m, d.as_slice(), official()).unwrap();
         assert_eq!(l.location.source, Source::Meta);
         assert_eq!(l.region, REGION);
         assert!(l.location.crc_ok && l.location.is_primary());
@@ -539,12 +547,12 @@ mod tests {
         let crc = crc32fast::hash(REGION);
         let m = meta(2, crc, 999, (0, 0));
         let d = data(REGION.len() as u32, REGION, 4096);
-        let l = locate(&m, d.as_slice(), Rules::official()).unwrap();
+        let l = locate(&m, d.as_slice(), official()).unwrap();
         assert_eq!(l.location.source, Source::Header);
         assert!(l.location.is_primary());
         // pre-v3: no fallbacks, discard on mismatch
         let m = meta(2, crc ^ 1, 0, (REGION.len() as u32, crc));
-        let l = locate(&m, d.as_slice(), Rules::official()).unwrap();
+        let l = locate(&m, d.as_slice(), official()).unwrap();
         assert_eq!(l.location.source, Source::Discarded);
         assert!(!l.location.fallbacks_tried);
     }
@@ -556,7 +564,7 @@ mod tests {
         // meta size stale, header right
         let m = meta(4, crc, 5, (0, 0));
         let d = data(REGION.len() as u32, REGION, 4096);
-        let l = locate(&m, d.as_slice(), Rules::official()).unwrap();
+        let l = locate(&m, d.as_slice(), official()).unwrap();
         assert_eq!(l.location.source, Source::Header);
         assert_eq!(l.region, REGION);
         assert!(matches!(
@@ -565,7 +573,7 @@ mod tests {
         ));
         // meta size beyond the file, last confirmed right
         let m = meta(4, 7, 1 << 20, (5, crc32fast::hash(short)));
-        let l = locate(&m, d.as_slice(), Rules::official()).unwrap();
+        let l = locate(&m, d.as_slice(), official()).unwrap();
         assert_eq!(l.location.source, Source::LastConfirmed);
         assert_eq!(l.region, short);
         assert!(matches!(
@@ -581,16 +589,16 @@ mod tests {
     fn discard_or_recover() {
         let m = meta(4, 7, REGION.len() as u32, (3, 3));
         let d = data(0, REGION, 4096);
-        let l = locate(&m, d.as_slice(), Rules::official()).unwrap();
+        let l = locate(&m, d.as_slice(), official()).unwrap();
         assert_eq!(l.location.source, Source::Discarded);
         assert!(l.region.is_empty());
-        let l = locate(&m, d.as_slice(), Rules::recover()).unwrap();
+        let l = locate(&m, d.as_slice(), recover()).unwrap();
         assert_eq!(l.location.source, Source::Recovered);
         assert_eq!(l.region, REGION);
         assert!(l.location.greedy() && !l.location.crc_ok);
         // size beyond the file: everything after the header
         let m = meta(4, 7, 1 << 30, (3, 3));
-        let l = locate(&m, d.as_slice(), Rules::recover()).unwrap();
+        let l = locate(&m, d.as_slice(), recover()).unwrap();
         assert_eq!(l.location.size, 4092);
     }
 
@@ -602,16 +610,16 @@ mod tests {
         let crc = crc32fast::hash(&region);
         let m = meta(4, crc, region.len() as u32, (0, 0));
         let d = data(0, REGION, 0); // file ends right after the records
-        let l = locate(&m, d.as_slice(), Rules::official()).unwrap();
+        let l = locate(&m, d.as_slice(), official()).unwrap();
         assert_eq!(l.location.source, Source::Meta);
         assert_eq!(l.region, region);
         assert_eq!((l.location.file_len, l.location.mapped_size), (13, 4096));
         // an empty data file and a missing meta: an empty region with crc 0 matches
-        let l = locate(&parse_meta(&[]), &[][..], Rules::official()).unwrap();
+        let l = locate(&parse_meta(&[]), &[][..], official()).unwrap();
         assert_eq!((l.location.source, l.location.size), (Source::Header, 0));
-        assert_eq!(Rules::official().mapped_size(4096), 4096);
-        assert_eq!(Rules::official().mapped_size(4097), 8192);
-        assert_eq!(Rules::official().with_page_size(0).mapped_size(5), 5);
+        assert_eq!(official().mapped_size(4096), 4096);
+        assert_eq!(official().mapped_size(4097), 8192);
+        assert_eq!(official().with_page_size(0).mapped_size(5), 5);
     }
 
     /// `locate_in` (in memory, no copy) makes `locate`'s decision in every case above, and the
@@ -648,7 +656,7 @@ mod tests {
         let mut cases = 0;
         for m in &metas {
             for d in &datas {
-                for rules in [Rules::official(), Rules::recover()] {
+                for rules in [official(), recover()] {
                     let l = locate(m, d.as_slice(), rules).unwrap();
                     assert_eq!(locate_in(m, d, rules), l.location, "{m:?} {d:?} {rules:?}");
                     let mut want = d.get(HEADER_LEN..).unwrap_or_default().to_vec();
@@ -661,6 +669,79 @@ mod tests {
             }
         }
         assert_eq!(cases, 108);
+    }
+
+    #[test]
+    fn official_rules_follow_the_host_page() {
+        let host = crate::page::host_page_size();
+        assert_eq!(Rules::official().page_size, host);
+        assert_eq!(
+            Rules::recover(),
+            Rules::official().with_strategy(Strategy::Recover)
+        );
+        assert_eq!(Rules::default(), Rules::official());
+        assert_eq!(Rules::official().mapped_size(1), host);
+    }
+
+    /// A data file cut short inside a 16 KiB writer's last page: its region (ending in a
+    /// value of zeros) fits the file as a 16 KiB machine maps it, zero-filled, and not as a
+    /// 4 KiB machine does, so the two official loaders decide differently on the same bytes.
+    #[test]
+    fn decisions_depend_on_the_page_size() {
+        let mut region = REGION.to_vec();
+        region.extend_from_slice(&[1, b'z', 0xfb, 0x26]); // "z" = 4987 bytes
+        region.resize(5000, 0);
+        let m = meta(4, crc32fast::hash(&region), 5000, (3, 3));
+        let d = data(0, &region[..REGION.len() + 4], 0);
+        for (rules, want, mapped) in [
+            (official(), Source::Discarded, 4096),
+            (official().with_page_size(16384), Source::Meta, 16384),
+            (official().with_page_size(65536), Source::Meta, 65536),
+            (recover(), Source::Recovered, 4096),
+        ] {
+            let l = locate(&m, d.as_slice(), rules).unwrap();
+            assert_eq!(
+                (l.location.source, l.location.mapped_size),
+                (want, mapped),
+                "{rules:?}"
+            );
+            assert_eq!(locate_in(&m, &d, rules), l.location);
+            if want == Source::Meta {
+                assert_eq!(l.region, region);
+            }
+        }
+        // recovering a size beyond the file reads the whole mapped file after the header
+        let l = locate(&m, d.as_slice(), recover()).unwrap();
+        assert_eq!(l.location.size, 4092);
+        assert_eq!(greedy_len(&l.region), REGION.len());
+        assert!(matches!(
+            l.location.problem,
+            Some(Problem::SizeBeyondFile {
+                size: 5000,
+                mapped_size: 4096
+            })
+        ));
+    }
+
+    proptest! {
+        /// The mapped size is the file rounded up to whole pages, at least one, for every page
+        /// size a reader follows; a region fits at a page size when it fits at a smaller one.
+        #[test]
+        fn mapped_size_rounds_up_to_pages(len in 0u64..300_000, shift in 12u32..17, size in 0u32..300_000) {
+            let page = 1u64 << shift;
+            let rules = official().with_page_size(page);
+            let mapped = rules.mapped_size(len);
+            prop_assert_eq!(mapped % page, 0);
+            prop_assert!(mapped >= len.max(1) && mapped < len.max(1) + page);
+            let smaller = official().with_page_size(page / 2).mapped_size(len);
+            prop_assert!(smaller <= mapped);
+            let m = meta(4, 0, size, (0, 0));
+            let d = data(0, &[], len as usize);
+            let small = locate_in(&m, &d, recover().with_page_size(page / 2));
+            let large = locate_in(&m, &d, recover().with_page_size(page));
+            let beyond = |l: &Location| matches!(l.problem, Some(Problem::SizeBeyondFile { .. }));
+            prop_assert!(beyond(&small) || !beyond(&large), "{:?} {:?}", small, large);
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::cryptkey::CryptKey;
 use crate::fsio::DEFAULT_LOCK_TIMEOUT;
 use crate::locate::Strategy;
+use crate::page::PageSizeChoice;
 
 /// How to open a store.
 #[derive(Clone)]
@@ -15,6 +16,7 @@ pub struct Options {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) strategy: Strategy,
     pub(crate) lock_timeout: std::time::Duration,
+    pub(crate) page: PageSizeChoice,
 }
 
 impl std::fmt::Debug for Options {
@@ -24,6 +26,7 @@ impl std::fmt::Debug for Options {
             .field("aes256", &self.aes256)
             .field("strategy", &self.strategy)
             .field("lock_timeout", &self.lock_timeout)
+            .field("page", &self.page)
             .finish()
     }
 }
@@ -35,7 +38,7 @@ impl Default for Options {
 }
 
 impl Options {
-    /// No encryption, AES-128 when a key is given, system clock.
+    /// No encryption, AES-128 when a key is given, system clock, this machine's page size.
     pub fn new() -> Options {
         Options {
             crypt_key: None,
@@ -43,7 +46,27 @@ impl Options {
             clock: Arc::new(SystemClock),
             strategy: Strategy::Discard,
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
+            page: PageSizeChoice::Host,
         }
+    }
+
+    /// Read as the official library does on a machine with pages of `size` bytes (a power of
+    /// two from 4 KiB to 64 KiB; checked when the store is opened, else
+    /// [`crate::Error::InvalidPageSize`]). Default: this machine's page size
+    /// ([`crate::page::host_page_size`]), as the official library here would read it. The
+    /// official loader maps both files rounded up to whole pages, so a damaged or truncated
+    /// store can read differently at 4, 16 and 64 KiB (see [`crate::page`]); give the page
+    /// size of the device a store comes from, or see [`PageSizeChoice::Inferred`].
+    pub fn page_size(self, size: u64) -> Options {
+        self.page_size_choice(PageSizeChoice::Given(size))
+    }
+
+    /// How the page size is chosen when the store is opened: this machine's (the default), a
+    /// given size, or the writer's inferred from the meta file's length
+    /// ([`crate::page::infer_page_size`]). [`crate::Store::page_size_used`] says which was used.
+    pub fn page_size_choice(mut self, choice: PageSizeChoice) -> Options {
+        self.page = choice;
+        self
     }
 
     /// Read what the official library's `OnErrorRecover` strategy reads when no region passes

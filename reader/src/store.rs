@@ -17,6 +17,7 @@ use crate::load::{consistent, fits, triple_of, ReadSync};
 use crate::locate::{actual_size, RegionSource, Rules, HEADER_LEN};
 use crate::meta::{MetaInfo, META_SIZE};
 use crate::options::Options;
+use crate::page::PageSize;
 use crate::read_at::{read_header, DataFile, ReadAt};
 use crate::snapshot::{BuildInfo, Snapshot, SnapshotData, SnapshotRef, Triple};
 use crate::sys::slots::{Pinned, Slots};
@@ -82,6 +83,7 @@ pub struct Store {
     meta_path: PathBuf,
     key: Option<CryptKey>,
     rules: Rules,
+    page: PageSize,
     lock_timeout: std::time::Duration,
     clock: Arc<dyn Clock>,
     meta_file: File,
@@ -105,6 +107,7 @@ impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store")
             .field("path", &self.data_path)
+            .field("page_size", &self.page.size)
             .field("stats", &self.stats())
             .finish()
     }
@@ -135,8 +138,15 @@ impl Store {
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Store> {
         let data_path = path.as_ref().to_path_buf();
         let meta_path = meta_path(&data_path);
+        // A page size given out of range fails before any file is opened.
+        if let crate::page::PageSizeChoice::Given(n) = opts.page {
+            crate::page::validate_page_size(n)?;
+        }
         let meta_file = open_regular(&meta_path, Which::Meta)?;
         let meta_map = MetaMap::new(&meta_file, &meta_path)?;
+        let page = opts
+            .page
+            .resolve(Some(crate::fsio::file_len(&meta_file, &meta_path)?))?;
         let key = opts.key();
         let Options {
             clock,
@@ -148,7 +158,10 @@ impl Store {
             data_path,
             meta_path,
             key,
-            rules: Rules::official().with_strategy(strategy),
+            rules: Rules::official()
+                .with_strategy(strategy)
+                .with_page_size(page.size),
+            page,
             lock_timeout,
             clock,
             meta_file,
@@ -184,6 +197,18 @@ impl Store {
     /// The data file path.
     pub fn path(&self) -> &Path {
         &self.data_path
+    }
+
+    /// The page size this store is read with: the official loader on a machine with pages of
+    /// this size reads what this store reads ([`Options::page_size`]).
+    pub fn page_size(&self) -> u64 {
+        self.page.size
+    }
+
+    /// The page size this store is read with and why (given, this machine's, or inferred from
+    /// the `.crc` length when it was opened); its `Display` is a sentence for tool output.
+    pub fn page_size_used(&self) -> PageSize {
+        self.page
     }
 
     /// Reads the meta bytes from the mapping (a copy, so a concurrent writer cannot tear

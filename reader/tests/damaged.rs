@@ -18,8 +18,12 @@ use mmkv_reader::{load_bytes, Error, FixedClock, Options, ReadSync, RegionSource
 
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
+/// The corpus stores come from a 4 KiB writer and the decisions expected here are the official
+/// 4 KiB loader's (sizes against a 32 KiB file as mapped): 4 KiB pages whatever the host's.
 fn opts(id: &str) -> Options {
-    let o = Options::new().clock(Arc::new(FixedClock(2_000_000_000)));
+    let o = Options::new()
+        .clock(Arc::new(FixedClock(2_000_000_000)))
+        .page_size(4096);
     match id {
         "aes128" => o.crypt_key("mmkv-conformance"),
         _ => o,
@@ -78,7 +82,11 @@ fn stale_meta_size_reads_the_header_region() {
         assert!(matches!(loc.problem, Some(Problem::CrcMismatch { size, .. }) if size == stale));
         assert_eq!(entries_of(&snap), want);
 
-        let raw = read_store(&p, &RawOptions::default()).unwrap();
+        let at_4k = RawOptions {
+            rules: mmkv_reader::locate::Rules::official().with_page_size(4096),
+            ..RawOptions::default()
+        };
+        let raw = read_store(&p, &at_4k).unwrap();
         assert_eq!(raw.location, loc);
         assert_eq!(raw.region().len(), read_u32(&p, 0) as usize);
     }
@@ -212,7 +220,7 @@ fn missing_empty_and_short_meta() {
     let raw = read_store(
         &p,
         &RawOptions {
-            rules: mmkv_reader::locate::Rules::recover(),
+            rules: mmkv_reader::locate::Rules::recover().with_page_size(4096),
             ..Default::default()
         },
     )

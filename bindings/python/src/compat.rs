@@ -27,6 +27,8 @@ fn drop_in_opts(key: Option<Vec<u8>>, aes256: bool) -> CryptOpts {
         aes256: aes256 && key.is_some(),
         key,
         recover: true,
+        // as `mmkv`: the page of the writer's `.crc` (stores come off devices)
+        page: mmkv_reader::PageSizeChoice::Inferred,
     }
 }
 
@@ -67,7 +69,8 @@ thread_local! {
 impl Fast {
     fn open(path: &Path, key: Option<&KeyArg>, aes256: bool, recover: bool) -> Option<Fast> {
         let key = key.map(|k| k.0.clone()).filter(|k| !k.is_empty());
-        let opts = drop_in_opts(key, aes256).raw_options();
+        let crypt = drop_in_opts(key, aes256);
+        let opts = crypt.raw_options(crypt.page_size(path).ok()?.size);
         let buffer = BUFFER.take();
         let raw = mmkv_reader::raw::read_store_reusing(path, &opts, buffer).ok()?;
         (!(recover && raw.region().is_empty())).then_some(Fast { raw })

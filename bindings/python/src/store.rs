@@ -8,7 +8,7 @@ use mmkv_inspect::analysis::CryptOpts;
 use mmkv_inspect::util::now_secs;
 use mmkv_reader::decode::{self, UnknownValueType, ValueType};
 use mmkv_reader::meta::MetaInfo;
-use mmkv_reader::{Error as ReaderError, FixedClock, Options};
+use mmkv_reader::{Error as ReaderError, FixedClock, Options, PageSize, PageSizeChoice};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
@@ -97,14 +97,23 @@ enum Backend {
 ///         shorter than its structure is read zero-filled, as the official library reads it,
 ///         also as a fixed view.
 ///     now: evaluate key expiration at this time (epoch seconds) instead of the system clock.
+///     page_size: read as the official library does on a machine with this page size, as
+///         `mmkv --page-size`: `None` or `"auto"` (the default) infers the writer's page from the
+///         `.crc` length (one page of the machine that wrote it: 4, 16 or 64 KiB), else uses this
+///         machine's; `"host"` is this machine's; an `int` is a power of two from 4096 to 65536.
+///         The official loader maps the data file rounded up to whole pages, so a damaged or
+///         truncated store can read differently at 4 KiB and 16 KiB (stores off iPhones and
+///         Android 15+ devices). `page_size` and `page_size_source` say which was used.
 ///
 /// Raises:
-///     StoreNotFoundError, StoreIOError, CorruptStoreError, EncryptedStoreError, WrongKeyError.
+///     StoreNotFoundError, StoreIOError, CorruptStoreError, EncryptedStoreError, WrongKeyError;
+///     ValueError for a page size the reader cannot follow.
 #[pyclass(module = "mmkv_reader", frozen)]
 pub struct Store {
     path: PathBuf,
     crypt: CryptOpts,
     now: Option<u32>,
+    page: PageSize,
     backend: Backend,
 }
 
@@ -165,13 +174,14 @@ impl Store {
 #[pymethods]
 impl Store {
     #[new]
-    #[pyo3(signature = (path, crypt_key=None, aes256=false, recover=false, now=None))]
+    #[pyo3(signature = (path, crypt_key=None, aes256=false, recover=false, now=None, page_size=None))]
     fn new(
         path: PathBuf,
         crypt_key: Option<KeyArg>,
         aes256: bool,
         recover: bool,
         now: Option<u32>,
+        page_size: Option<PageArg>,
     ) -> PyResult<Store> {
         let key = crypt_key.map(|k| k.0).filter(|k| !k.is_empty());
         if aes256 && key.is_none() {
@@ -179,12 +189,21 @@ impl Store {
                 "aes256=True needs a crypt_key",
             ));
         }
+        let choice = page_size.map_or(PageSizeChoice::Inferred, |p| p.0);
+        let page = CryptOpts {
+            page: choice,
+            ..CryptOpts::default()
+        }
+        .page_size(&path)
+        .map_err(|e| crate::errors::inspect_err(&e, false))?;
+        // Every read of this store (the live store, recovery, history, carving) at that size.
         let crypt = CryptOpts {
             key: key.clone(),
             aes256,
             recover,
+            page: PageSizeChoice::Given(page.size),
         };
-        let mut opts = Options::new().aes256(aes256);
+        let mut opts = Options::new().aes256(aes256).page_size(page.size);
         if let Some(k) = &key {
             opts = opts.crypt_key(k);
         }
@@ -219,8 +238,30 @@ impl Store {
             path,
             crypt,
             now,
+            page,
             backend,
         })
+    }
+
+    /// The page size the store is read with (bytes): the official loader on a machine with
+    /// pages of this size reads what this store reads.
+    #[getter]
+    fn page_size(&self) -> u64 {
+        self.page.size
+    }
+
+    /// Why `page_size`: `"inferred"` (from the `.crc` length), `"host_not_inferred"` (this
+    /// machine's page: no `.crc`, or one that is not one 4, 16 or 64 KiB page), `"host"` or
+    /// `"given"`.
+    #[getter]
+    fn page_size_source(&self) -> &'static str {
+        self.page.source.as_str()
+    }
+
+    /// A sentence saying which page size was used and why (what `mmkv` prints on stderr).
+    #[getter]
+    fn page_size_note(&self) -> String {
+        self.page.to_string()
     }
 
     /// The data file's path.
@@ -278,7 +319,12 @@ impl Store {
     }
 
     fn __repr__(&self) -> String {
-        format!("Store({:?}, keys={})", self.path_str(), self.__len__())
+        format!(
+            "Store({:?}, keys={}, page_size={})",
+            self.path_str(),
+            self.__len__(),
+            self.page.size
+        )
     }
 
     /// The live keys, sorted by their bytes (`str`, `surrogateescape` for keys that are not UTF-8;
@@ -504,9 +550,48 @@ fn short_meta(path: &std::path::Path, opts: &Options) -> Result<Backend, ReaderE
     Ok(Store::recovered_from(live, *snap.meta()))
 }
 
+/// `page_size=`: `None`, `"auto"`, `"host"` or a size in bytes (validated here).
+pub struct PageArg(PageSizeChoice);
+
+impl<'py> FromPyObject<'_, 'py> for PageArg {
+    type Error = PyErr;
+
+    fn extract(ob: pyo3::Borrowed<'_, 'py, PyAny>) -> PyResult<PageArg> {
+        let bad = |what: String| {
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "page_size: {what} (expected None, \"auto\", \"host\" or a power of two from 4096 to 65536)"
+            ))
+        };
+        if let Ok(s) = ob.extract::<String>() {
+            return match s.as_str() {
+                "auto" => Ok(PageArg(PageSizeChoice::Inferred)),
+                "host" => Ok(PageArg(PageSizeChoice::Host)),
+                other => Err(bad(format!("{other:?}"))),
+            };
+        }
+        if ob.is_instance_of::<pyo3::types::PyBool>() {
+            return Err(bad("a bool".into()));
+        }
+        let n: u64 = ob
+            .extract()
+            .map_err(|_| bad(ob.repr().map_or_else(|_| "?".into(), |r| r.to_string())))?;
+        mmkv_reader::page::validate_page_size(n)
+            .map(|n| PageArg(PageSizeChoice::Given(n)))
+            .map_err(|e| bad(e.to_string()))
+    }
+}
+
 /// `recover=True` on a reset store: its surviving records, when they walk cleanly.
 fn recover_reset(path: &std::path::Path, crypt: &CryptOpts, now: u32) -> PyResult<Option<Backend>> {
-    let raw = mmkv_reader::raw::read_raw(path, None)
+    let page = crypt
+        .page_size(path)
+        .map_err(|e| crate::errors::inspect_err(&e, false))?;
+    // without the key and with the default strategy, as `read_raw` reads (the walk needs the file)
+    let opts = mmkv_reader::raw::RawOptions {
+        rules: mmkv_reader::locate::Rules::official().with_page_size(page.size),
+        ..mmkv_reader::raw::RawOptions::default()
+    };
+    let raw = mmkv_reader::raw::read_store(path, &opts)
         .map_err(|e| reader_err(&path.display().to_string(), &e, false))?;
     let Some(recs) = reset_walk(&raw.file) else {
         return Ok(None);

@@ -35,18 +35,19 @@ def record(key, payload, expire=None):
     return delimited(key) + delimited(value)
 
 
-def write_store(path, records, version=3, key_expire=False, sequence=1, tail=b"", crc=None):
+def write_store(path, records, version=3, key_expire=False, sequence=1, tail=b"", crc=None, page=4096):
     """Writes a store (data file + `.crc`) like the official library lays it out.
 
     `records`: concatenated record bytes (see `record`). The item-size holder is 4 bytes, the
-    data file is padded to 4 KiB pages. Writes the data file first, then the meta, each in place
-    (a writer's order).
+    data file is padded to pages of `page` bytes and the `.crc` is one page (a writer on a machine
+    with that page size). Writes the data file first, then the meta, each in place (a writer's
+    order).
     """
     region = b"\x80\x80\x80\x00" + records
     data = struct.pack("<I", len(region)) + region + tail
-    data += b"\0" * (-len(data) % 4096)
+    data += b"\0" * (-len(data) % page)
     digest = zlib.crc32(region) if crc is None else crc
-    meta = bytearray(4096)
+    meta = bytearray(page)
     struct.pack_into("<III", meta, 0, digest, version, sequence)
     if version >= 3:
         struct.pack_into("<III", meta, 28, len(region), len(region), digest)

@@ -91,6 +91,8 @@ pub fn read_dump(
         key: kind.crypt_key().map(|k| k.to_vec()),
         aes256: kind.aes256(),
         recover: strategy == ErrorStrategy::Recover,
+        // `mmkv dump`'s default `--page-size auto`: the page of the writer's `.crc`
+        ..Default::default()
     };
     let now = crate::vocab::clock::official_now_secs();
     let a = mmkv_inspect::analysis::Analysis::open(&dir.join(STORE_ID), &crypt, now)

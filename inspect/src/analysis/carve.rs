@@ -33,7 +33,7 @@ impl Analysis {
             return Carved::default();
         };
         let mut stream = after.to_vec();
-        if let Some(key) = self.crypt.raw_options().key {
+        if let Some(key) = self.crypt.crypt_key() {
             key.decrypt(&key.iv_for(&self.raw.meta), &mut stream);
         }
         let region_end = self.raw.region().len().min(stream.len());

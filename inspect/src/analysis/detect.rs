@@ -127,8 +127,9 @@ pub(super) fn classify_failure(
     } else if read(
         path,
         &CryptOpts {
-            recover: crypt.recover,
-            ..CryptOpts::default()
+            key: None,
+            aes256: false,
+            ..crypt.clone()
         },
     )
     .is_ok_and(|r| parses(r.region()))

@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use mmkv_reader::locate::{greedy_len, Rules};
 use mmkv_reader::meta::MetaInfo;
 use mmkv_reader::raw::{read_store, RawOptions, RawStore};
-use mmkv_reader::CryptKey;
+use mmkv_reader::{CryptKey, PageSize, PageSizeChoice};
 
 use crate::error::{Error, Result};
 
@@ -37,8 +37,9 @@ pub use carve::{Carved, KeyRules, MAX_CARVED_KEY};
 pub use detect::{discard_message, meta_rules_out_encryption};
 pub use status::{Counts, RecordInfo, Status};
 
-/// How to read a store: decryption and the official loader's recovery strategy.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// How to read a store: decryption, the official loader's recovery strategy and the page size
+/// of the machine whose official loader is followed.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CryptOpts {
     /// The crypt key bytes (`--crypt-key` / `--crypt-key-hex`), `None` for plaintext.
     pub key: Option<Vec<u8>>,
@@ -47,28 +48,62 @@ pub struct CryptOpts {
     /// Read what the official `OnErrorRecover` strategy reads (`--recover`) instead of the
     /// official default (`OnErrorDiscard`).
     pub recover: bool,
+    /// The page size (`--page-size`), resolved per store by [`CryptOpts::page_size`].
+    pub page: PageSizeChoice,
+}
+
+impl Default for CryptOpts {
+    /// Plaintext, the official default strategy, the page size inferred from each store's
+    /// `.crc` (stores inspected come off other devices; `mmkv --page-size auto`).
+    fn default() -> Self {
+        CryptOpts {
+            key: None,
+            aes256: false,
+            recover: false,
+            page: PageSizeChoice::Inferred,
+        }
+    }
 }
 
 impl CryptOpts {
-    /// The reader options these stand for.
-    pub fn raw_options(&self) -> RawOptions {
+    /// The crypt key these stand for (`None`: plaintext).
+    pub fn crypt_key(&self) -> Option<CryptKey> {
+        self.key
+            .as_ref()
+            .and_then(|k| CryptKey::new(k, self.aes256))
+    }
+
+    /// The page size the store at `path` is read with, and why: [`CryptOpts::page`] resolved
+    /// with the length of its `.crc` (none when it cannot be read). Errors:
+    /// [`Error::BadArgument`] for a page size the reader cannot follow.
+    pub fn page_size(&self, path: &Path) -> Result<PageSize> {
+        let meta_len = std::fs::metadata(mmkv_reader::meta_path(path))
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len());
+        self.page
+            .resolve(meta_len)
+            .map_err(|e| Error::BadArgument(format!("--page-size: {e}")))
+    }
+
+    /// The reader options these stand for, at `page_size`.
+    pub fn raw_options(&self, page_size: u64) -> RawOptions {
         RawOptions {
-            key: self
-                .key
-                .as_ref()
-                .and_then(|k| CryptKey::new(k, self.aes256)),
-            rules: self.rules(),
+            key: self.crypt_key(),
+            rules: self.rules(page_size),
             ..RawOptions::default()
         }
     }
 
-    /// The loader's rules (official default, or `OnErrorRecover` with `--recover`).
-    pub fn rules(&self) -> Rules {
+    /// The loader's rules (official default, or `OnErrorRecover` with `--recover`) at
+    /// `page_size`.
+    pub fn rules(&self, page_size: u64) -> Rules {
         if self.recover {
             Rules::recover()
         } else {
             Rules::official()
         }
+        .with_page_size(page_size)
     }
 }
 
@@ -85,14 +120,21 @@ pub struct Analysis {
     pub records: Vec<RecordInfo>,
     /// The crypt options the store was read with.
     pub crypt: CryptOpts,
+    /// The page size it was read with, and why.
+    pub page: PageSize,
     /// The time expiration was evaluated at (epoch seconds).
     pub now: u32,
 }
 
-/// Reads the raw store with `crypt`'s key and strategy. A missing meta file without
+/// Reads the raw store with `crypt`'s key, strategy and page size. A missing meta file without
 /// `--recover` is [`Error::MetaMissing`].
 pub fn read(path: &Path, crypt: &CryptOpts) -> Result<RawStore> {
-    read_store(path, &crypt.raw_options()).map_err(|e| match e {
+    read_at(path, crypt, crypt.page_size(path)?.size)
+}
+
+/// [`read`] at a page size already resolved.
+fn read_at(path: &Path, crypt: &CryptOpts, page_size: u64) -> Result<RawStore> {
+    read_store(path, &crypt.raw_options(page_size)).map_err(|e| match e {
         mmkv_reader::Error::MetaMissing { path: meta } => Error::MetaMissing {
             path: path.to_path_buf(),
             meta,
@@ -102,14 +144,20 @@ pub fn read(path: &Path, crypt: &CryptOpts) -> Result<RawStore> {
 }
 
 impl Analysis {
-    /// Reads `path` (meta `PATH.crc`) with `crypt`, evaluating expiration at `now`.
+    /// Reads `path` (meta `PATH.crc`) with `crypt` (at the page size [`CryptOpts::page_size`]
+    /// gives), evaluating expiration at `now`.
     ///
     /// Errors: reader errors (missing/short meta, actual size beyond the file, I/O);
     /// [`Error::LooksEncrypted`] (no key, region does not parse); [`Error::WrongKey`] (key given,
     /// decrypted region does not parse; with a hint when the other AES flag or no key works);
     /// [`Error::ZeroRecords`] (no record although the region is larger than its holder).
     pub fn open(path: &Path, crypt: &CryptOpts, now: u32) -> Result<Analysis> {
-        let raw = read(path, crypt)?;
+        Analysis::open_at(path, crypt, now, crypt.page_size(path)?)
+    }
+
+    /// [`Analysis::open`] at a page size already resolved (the one a note announced).
+    pub fn open_at(path: &Path, crypt: &CryptOpts, now: u32, page: PageSize) -> Result<Analysis> {
+        let raw = read_at(path, crypt, page.size)?;
         if let Some(detail) = discard_message(&raw) {
             return Err(Error::Discarded {
                 path: path.to_path_buf(),
@@ -158,6 +206,7 @@ impl Analysis {
             holder_len: holder,
             records,
             crypt: crypt.clone(),
+            page,
             now,
         })
     }

@@ -22,7 +22,8 @@ use crate::meta::{
 };
 use crate::varint::write_varint;
 
-/// Page size of the data and meta files the official writer makes.
+/// Page size of the data and meta files the official writer makes on a 4 KiB machine (the
+/// `_paged` variants build a writer's files at other page sizes).
 pub const PAGE: usize = 4096;
 
 /// Appends one record: varint key length, key, varint value length, value.
@@ -107,10 +108,15 @@ impl MetaSpec {
 
     /// The one-page meta file for a stored region (ciphertext when encrypted).
     pub fn bytes(&self, stored_region: &[u8]) -> Vec<u8> {
+        self.bytes_paged(stored_region, PAGE)
+    }
+
+    /// [`MetaSpec::bytes`] as a writer with pages of `page` bytes makes it: one page long.
+    pub fn bytes_paged(&self, stored_region: &[u8], page: usize) -> Vec<u8> {
         let crc = crc32fast::hash(stored_region);
         let size = u32::try_from(stored_region.len()).unwrap_or(u32::MAX);
         let (last_size, last_crc) = self.last_confirmed.unwrap_or((size, crc));
-        let mut b = vec![0u8; PAGE];
+        let mut b = vec![0u8; page.max(crate::meta::META_SIZE)];
         let mut put = |off: usize, bytes: &[u8]| b[off..off + bytes.len()].copy_from_slice(bytes);
         put(OFF_CRC, &crc.to_le_bytes());
         put(OFF_VERSION, &self.version.to_le_bytes());
@@ -132,11 +138,17 @@ impl MetaSpec {
 /// The data file for a stored region: the 4-byte actual size, the region, `tail` (bytes left
 /// after the region, e.g. from before a write-back), zero-padded to whole pages (at least one).
 pub fn data_bytes(stored_region: &[u8], tail: &[u8]) -> Vec<u8> {
+    data_bytes_paged(stored_region, tail, PAGE)
+}
+
+/// [`data_bytes`] as a writer with pages of `page` bytes makes it (padded to its pages).
+pub fn data_bytes_paged(stored_region: &[u8], tail: &[u8], page: usize) -> Vec<u8> {
+    let page = page.max(1);
     let size = u32::try_from(stored_region.len()).unwrap_or(u32::MAX);
     let mut d = size.to_le_bytes().to_vec();
     d.extend_from_slice(stored_region);
     d.extend_from_slice(tail);
-    d.resize(d.len().div_ceil(PAGE).max(1) * PAGE, 0);
+    d.resize(d.len().div_ceil(page).max(1) * page, 0);
     d
 }
 
@@ -158,8 +170,22 @@ pub fn write_store(
     tail: &[u8],
     meta: &MetaSpec,
 ) -> std::io::Result<()> {
-    std::fs::write(path, data_bytes(stored_region, tail))?;
-    write_meta(&crate::meta_path(path), &meta.bytes(stored_region))
+    write_store_paged(path, stored_region, tail, meta, PAGE)
+}
+
+/// [`write_store`] as a writer with pages of `page` bytes does: both files in its pages.
+pub fn write_store_paged(
+    path: &Path,
+    stored_region: &[u8],
+    tail: &[u8],
+    meta: &MetaSpec,
+    page: usize,
+) -> std::io::Result<()> {
+    std::fs::write(path, data_bytes_paged(stored_region, tail, page))?;
+    write_meta(
+        &crate::meta_path(path),
+        &meta.bytes_paged(stored_region, page),
+    )
 }
 
 /// A plaintext region built record by record after an item-size holder.

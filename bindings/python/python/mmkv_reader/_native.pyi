@@ -50,9 +50,16 @@ class Store:
         aes256: bool = False,
         recover: bool = False,
         now: Optional[int] = None,
+        page_size: Union[None, int, str] = None,  # None | "auto" | "host" | 4096..65536
     ) -> None: ...
     @property
     def path(self) -> str: ...
+    @property
+    def page_size(self) -> int: ...
+    @property
+    def page_size_source(self) -> str: ...  # "inferred" | "host_not_inferred" | "host" | "given"
+    @property
+    def page_size_note(self) -> str: ...
     @property
     def recovered(self) -> bool: ...
     @property
