@@ -5,7 +5,7 @@ Drives Chromium over the DevTools protocol on a pipe (--remote-debugging-pipe: J
 ending in NUL on file descriptors 3 and 4, so no websocket client and no port), loads
 DIR/index.html from file:// and checks, after the page's script ran:
 
-- one matrix row per tag of DIR/report.json and one cell per store kind in each;
+- one matrix row per row of DIR/report.json (a tag at a page size) and one cell per store kind in each;
 - every FAIL cell of the report renders as failing, and one click on it shows its detail
   with the replay command when the report has one (also with JavaScript disabled);
 - text from the report that looks like HTML or script (--injection) renders as text: no <img>
@@ -152,6 +152,15 @@ KINDS = [
 ]
 
 
+def row_label(row):
+    """A matrix row's data-tag: the tag, with the page size after it unless it is 4 KiB (the
+    report's rows are (tag, page size); rows of reports without page sizes are 4 KiB)."""
+    size = row.get("page_size", 4096)
+    if size == 4096:
+        return row["tag"]
+    return f"{row['tag']} ({size // 1024} KiB)" if size % 1024 == 0 else f"{row['tag']} ({size} B)"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("dir", type=Path, help="folder with index.html and report.json")
@@ -165,8 +174,8 @@ def main():
     index = (args.dir / "index.html").resolve()
     report = json.loads((args.dir / "report.json").read_text())
     url = index.as_uri()
-    tags = [r["tag"] for r in report["versions"]]
-    fails = [(r["tag"], k) for r in report["versions"] for k, v in r["kinds"].items() if v == "FAIL"]
+    tags = [row_label(r) for r in report["versions"]]
+    fails = [(row_label(r), k) for r in report["versions"] for k, v in r["kinds"].items() if v == "FAIL"]
     failures = []
 
     def check(ok, what):
@@ -216,7 +225,7 @@ def main():
                     if (!d) return null;
                     return {{shown: getComputedStyle(d).display !== 'none',
                              replay: Array.from(d.querySelectorAll('code.replay')).map(c => c.textContent)}}; }})()""")
-                row = next(r for r in report["versions"] if r["tag"] == tag)
+                row = next(r for r in report["versions"] if row_label(r) == tag)
                 texts = row.get("failures", []) + row.get("cells", {}).get(kind, {}).get("failures", [])
                 want_replay = any("conformance -- replay " in t for t in texts)
                 ok = detail is not None and detail["shown"] and (
