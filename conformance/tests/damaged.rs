@@ -170,7 +170,12 @@ fn located_region(id: &str, files: &Files, strategy: ErrorStrategy) -> Option<Ve
     kind_of(id).crypt_key()?;
     let dir = tempfile::tempdir().ok()?;
     write(dir.path(), id, files);
-    located_region_at(&dir.path().join(id), kind_of(id), strategy)
+    located_region_at(
+        &dir.path().join(id),
+        kind_of(id),
+        strategy,
+        mmkv_sys::page_size(),
+    )
 }
 
 /// Compares one reader result with the official library opened on its own copy; `region` is
@@ -264,7 +269,9 @@ fn damaged_for(tag: &str, corpus: &Path) -> (usize, usize, Vec<String>) {
             let seen = as_official_sees(tag, name, &files);
             for strategy in strategies.iter().copied() {
                 lib.official().set_error_strategy(strategy).unwrap();
+                // both sides at the official library's page size in this process
                 let mut opts = Options::new()
+                    .page_size(mmkv_sys::page_size())
                     .recover(strategy == ErrorStrategy::Recover)
                     .clock(Arc::new(mmkv_reader::SystemClock));
                 if let Some(k) = kind.crypt_key() {

@@ -11,7 +11,7 @@ use conformance::fault::section::FaultSection;
 use conformance::fault::suite::{judge_state, run_suite, SuiteConfig, Target};
 use conformance::judge::exceptions::{Difference, TABLE};
 use conformance::judge::state::{Verdict, Verdicts};
-use conformance::sides::reads::{read_reader, ReaderOutcome};
+use conformance::sides::reads::{open_store, read_dump, read_reader, ReaderOutcome, ReaderPath};
 use conformance::vocab::STORE_ID;
 use conformance::writer::child::ChildExe;
 use conformance::writer::Kill;
@@ -127,19 +127,29 @@ fn the_result_does_not_depend_on_jobs() {
 
 /// A reader that ignores the official loader's last-confirmed fallback (refuses every store
 /// whose current CRC fails) must be caught on killed-writer states.
-fn no_fallback(dir: &Path, kind: StoreKind, f: &Features, s: ErrorStrategy) -> ReaderOutcome {
-    let store = conformance::RealReader::new()
-        .open_store(&dir.join(STORE_ID), kind.crypt_key(), kind.aes256())
-        .map_err(|e| e.to_string())?;
+fn no_fallback(
+    dir: &Path,
+    kind: StoreKind,
+    f: &Features,
+    s: ErrorStrategy,
+    page: u64,
+) -> ReaderOutcome {
+    let store = open_store(dir, kind, s, page).map_err(|e| e.to_string())?;
     if store.snapshot().region_source() != mmkv_reader::RegionSource::Actual {
         return Err("refused: no fallback".into());
     }
-    read_reader(dir, kind, f, s)
+    read_reader(dir, kind, f, s, page)
 }
 
 /// A reader that drops one key of every non-empty store.
-fn drops_a_key(dir: &Path, kind: StoreKind, f: &Features, s: ErrorStrategy) -> ReaderOutcome {
-    let mut r = read_reader(dir, kind, f, s)?;
+fn drops_a_key(
+    dir: &Path,
+    kind: StoreKind,
+    f: &Features,
+    s: ErrorStrategy,
+    page: u64,
+) -> ReaderOutcome {
+    let mut r = read_reader(dir, kind, f, s, page)?;
     if let Some(k) = r.keys.keys().next().cloned() {
         r.keys.remove(&k);
     }
@@ -277,8 +287,18 @@ fn judged_agreeing(
     scratch: &Path,
     name: &str,
 ) -> Verdicts {
-    let target = Target::load(tag, kind).unwrap();
-    let verdicts = judge_state(exe, &target, read_reader, state, scratch).unwrap();
+    judged_with(exe, &Target::load(tag, kind).unwrap(), state, scratch, name)
+}
+
+/// [`judged_agreeing`] for a loaded target.
+fn judged_with(
+    exe: &ChildExe,
+    target: &Target,
+    state: &Path,
+    scratch: &Path,
+    name: &str,
+) -> Verdicts {
+    let verdicts = judge_state(exe, target, read_reader, state, scratch).unwrap();
     for (s, p, v) in &verdicts {
         assert!(
             !matches!(v, Verdict::Disagree(_)),
@@ -347,4 +367,61 @@ fn states_of_several_rows_stay_explained() {
         judged += 1;
     }
     eprintln!("{judged} of {} states judged", cases.len());
+}
+
+/// A state the fault suite found at 16 KiB pages (`tests/fixtures/faults/page-16k-cut-at-4k-v1.2.4`:
+/// v1.2.4 plaintext, the writer killed, the data file cut to 4 KiB, the meta removed). The
+/// official loader on 16 KiB pages reads the file as one zero-filled 16 KiB page, so the size
+/// in its header (past 4 KiB) holds. `mmkv dump` at 4 KiB pages reads other values; at the
+/// writer's page it reads what the official library reads.
+#[test]
+fn a_reader_fixed_at_4k_pages_is_caught_on_a_16k_state() {
+    let (name, tag) = ("page-16k-cut-at-4k-v1.2.4", "v1.2.4");
+    if !mmkv_sys::built_versions().contains(&tag) {
+        eprintln!("{name}: official {tag} not built");
+        return;
+    }
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/faults")
+        .join(name);
+    let exe = ChildExe::conformance(env!("CARGO_BIN_EXE_conformance")).with_page_size(16384);
+    let target = Target::load(tag, StoreKind::Plain).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let state = work.path().join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::copy(fixture.join(STORE_ID), state.join(STORE_ID)).unwrap();
+    // The judge reads at the writer's page: every path agrees or is explained.
+    let verdicts = judged_with(&exe, &target, &state, work.path(), name);
+    let dump = |page| {
+        read_dump(
+            &state,
+            target.kind,
+            &target.features,
+            ErrorStrategy::Recover,
+            page,
+        )
+    };
+    assert!(
+        verdicts.contains(&(ErrorStrategy::Recover, ReaderPath::Dump, Verdict::Agree)),
+        "{verdicts:?}"
+    );
+    // Fixed at 4 KiB pages, the same path reads something else: it disagrees.
+    let (at_4k, at_16k) = (dump(4096).unwrap(), dump(16384).unwrap());
+    assert!(!at_16k.keys.is_empty());
+    assert_ne!(at_4k, at_16k, "the page size changed nothing in {name}");
+}
+
+/// The fault suite with the official library on 16 KiB pages (cuts aimed at its 4 KiB
+/// boundaries inside them) judges the reader at the same page: no disagreement.
+#[test]
+fn reader_agrees_with_official_at_16k_pages() {
+    let Some(mut cfg) = config(states()) else {
+        return;
+    };
+    cfg.exe = cfg.exe.with_page_size(16384);
+    let s = run_suite(&cfg, |_| {}).unwrap();
+    let section = FaultSection::of(&s, cfg.seed);
+    println!("{}", section.to_text());
+    assert_eq!(s.states(), cfg.states, "the suite judged every state");
+    assert!(s.disagreements().is_empty(), "{:?}", s.disagreements());
 }

@@ -159,8 +159,10 @@ fn skips_last_confirmed(
     kind: StoreKind,
     f: &Features,
     s: ErrorStrategy,
+    page: u64,
 ) -> ReaderOutcome {
     let mut opts = mmkv_reader::Options::new()
+        .page_size(page)
         .aes256(kind.aes256())
         .recover(s == ErrorStrategy::Recover);
     if let Some(key) = kind.crypt_key() {
@@ -170,12 +172,18 @@ fn skips_last_confirmed(
     if store.snapshot().region_source() == mmkv_reader::RegionSource::LastConfirmed {
         return Ok(Reads::default());
     }
-    read_reader(dir, kind, f, s)
+    read_reader(dir, kind, f, s, page)
 }
 
 /// A reader that trusts the data file's header over the meta's actual size (it reads the
 /// header's size, checksummed as if the meta had said so).
-fn trusts_header(dir: &Path, kind: StoreKind, f: &Features, s: ErrorStrategy) -> ReaderOutcome {
+fn trusts_header(
+    dir: &Path,
+    kind: StoreKind,
+    f: &Features,
+    s: ErrorStrategy,
+    page: u64,
+) -> ReaderOutcome {
     use mmkv_reader::meta::{OFF_ACTUAL_SIZE, OFF_CRC, OFF_VERSION, VERSION_ACTUAL_SIZE};
     let copy = tempfile::tempdir().map_err(|e| e.to_string())?;
     let data = std::fs::read(dir.join(STORE_ID)).map_err(|e| e.to_string())?;
@@ -196,7 +204,7 @@ fn trusts_header(dir: &Path, kind: StoreKind, f: &Features, s: ErrorStrategy) ->
     std::fs::write(copy.path().join(STORE_ID), &data).map_err(|e| e.to_string())?;
     std::fs::write(mmkv_reader::meta_path(&copy.path().join(STORE_ID)), &meta)
         .map_err(|e| e.to_string())?;
-    read_reader(copy.path(), kind, f, s)
+    read_reader(copy.path(), kind, f, s, page)
 }
 
 /// Runs `reader` on plaintext states of the newest version until a state disagrees; returns

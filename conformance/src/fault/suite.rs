@@ -149,7 +149,8 @@ pub fn targets(tags: &[String], kinds: &[StoreKind], cycle: bool) -> Result<Vec<
 
 /// Verdicts per strategy and reader path on the store in `dir`, as `target` reads it: the
 /// official reads run in one child process on copies made under `scratch`; the reader paths
-/// are `reader` (`Store`) and [`read_dump`].
+/// are `reader` (`Store`) and [`read_dump`], both at the page size of `exe`'s official
+/// libraries ([`ChildExe::official_page_size`]).
 pub fn judge_state(
     exe: &ChildExe,
     target: &Target,
@@ -178,7 +179,8 @@ pub fn judge_state(
     let judged: Vec<(ErrorStrategy, OfficialOutcome)> =
         strategies.into_iter().zip(outcomes).collect();
     let (features, kind) = (&target.features, target.kind);
-    judge_outcomes(features, &scope, kind, reader, dir, &judged, scratch)
+    let page = exe.official_page_size();
+    judge_outcomes(features, &scope, kind, page, reader, dir, &judged, scratch)
 }
 
 /// What one writer run (a base) gave: its states, judged.
@@ -216,7 +218,7 @@ fn run_base(
     };
     let killed = run_killed(&cfg.exe, tag, &base, &spec)?;
     let (data_len, region) = region_len(&base);
-    let page = cfg.exe.page_size.unwrap_or_else(mmkv_sys::page_size);
+    let page = cfg.exe.official_page_size();
     let mut records = Vec::with_capacity(n);
     for j in 0..n {
         let damage = if j == 0 && killed {
@@ -228,7 +230,7 @@ fn run_base(
         let sdir = dir.join(format!("state-{index}"));
         copy_store(&base, &sdir)?;
         damage.apply(&sdir, STORE_ID)?;
-        let reader = (cfg.reader)(&sdir, kind, &target.features, ErrorStrategy::Discard);
+        let reader = (cfg.reader)(&sdir, kind, &target.features, ErrorStrategy::Discard, page);
         let verdicts = judge_state(&cfg.exe, target, cfg.reader, &sdir, dir)?;
         let mut rec = StateRecord {
             index,

@@ -175,9 +175,10 @@ pub fn copy_store(from: &Path, to: &Path) -> Result<()> {
 }
 
 /// Extends the files of store `id` in `dir` as the official library does when it opens them
-/// (see [`Difference::ZeroFill`]): a missing or short file grows with zeros to the next page.
-pub fn zero_fill_like_official(dir: &Path, id: &str) -> Result<()> {
-    let page = rustix::param::page_size() as u64;
+/// (see [`Difference::ZeroFill`]) on pages of `page` bytes: a missing or short file grows
+/// with zeros to the next page.
+pub fn zero_fill_like_official(dir: &Path, id: &str, page: u64) -> Result<()> {
+    let page = page.max(1);
     for name in [id.to_string(), format!("{id}.crc")] {
         let p = dir.join(name);
         let f = std::fs::OpenOptions::new()
@@ -227,19 +228,30 @@ fn varint_width(n: usize) -> usize {
 }
 
 /// The data region of the store in `dir` (decrypted when encrypted) as the reader locates it
-/// with `strategy` (`None` when it cannot be read).
-fn located_region(dir: &Path, kind: StoreKind, strategy: ErrorStrategy) -> Option<Vec<u8>> {
-    located_region_at(&dir.join(STORE_ID), kind, strategy)
+/// with `strategy` on pages of `page` bytes (`None` when it cannot be read).
+fn located_region(
+    dir: &Path,
+    kind: StoreKind,
+    strategy: ErrorStrategy,
+    page: u64,
+) -> Option<Vec<u8>> {
+    located_region_at(&dir.join(STORE_ID), kind, strategy, page)
 }
 
 /// The data region of the store at `path` (a `kind` store; decrypted when encrypted) as the
-/// reader locates it with `strategy`: the official rules, or the recovering ones (`None` when
-/// it cannot be read).
-pub fn located_region_at(path: &Path, kind: StoreKind, strategy: ErrorStrategy) -> Option<Vec<u8>> {
+/// reader locates it with `strategy` on pages of `page` bytes: the official rules, or the
+/// recovering ones (`None` when it cannot be read).
+pub fn located_region_at(
+    path: &Path,
+    kind: StoreKind,
+    strategy: ErrorStrategy,
+    page: u64,
+) -> Option<Vec<u8>> {
     let rules = match strategy {
         ErrorStrategy::Discard => mmkv_reader::locate::Rules::official(),
         ErrorStrategy::Recover => mmkv_reader::locate::Rules::recover(),
-    };
+    }
+    .with_page_size(page);
     let opts = mmkv_reader::raw::RawOptions {
         key: kind
             .crypt_key()
@@ -260,13 +272,14 @@ pub fn crypt_loader_misjudged_in(
     dir: &Path,
     kind: StoreKind,
     strategy: ErrorStrategy,
+    page: u64,
     official: &Reads,
     reader: &Reads,
 ) -> Option<BTreeSet<Vec<u8>>> {
     // The row first: the region is read only where it can explain something.
     accepted(Difference::OfficialMisloadsInlineRecords, scope)?;
     let keys = |r: &Reads| r.keys.keys().cloned().collect::<BTreeSet<Vec<u8>>>();
-    let region = located_region(dir, kind, strategy)?;
+    let region = located_region(dir, kind, strategy, page)?;
     crypt_loader_misjudged(scope, &region, &keys(official), &keys(reader))
 }
 
@@ -274,8 +287,13 @@ pub fn crypt_loader_misjudged_in(
 /// [`LAZY_DECRYPT_MIN_LEN`] bytes behind a non-minimal key-length or value-length varint
 /// ([`Difference::CryptOverlongLength`]), in the region the reader locates with `strategy`
 /// (records up to the first that does not parse, as a recovered region is read).
-pub fn overlong_lazy_keys(dir: &Path, kind: StoreKind, strategy: ErrorStrategy) -> Vec<Vec<u8>> {
-    let Some(region) = located_region(dir, kind, strategy) else {
+pub fn overlong_lazy_keys(
+    dir: &Path,
+    kind: StoreKind,
+    strategy: ErrorStrategy,
+    page: u64,
+) -> Vec<Vec<u8>> {
+    let Some(region) = located_region(dir, kind, strategy, page) else {
         return Vec::new();
     };
     let region = region.as_slice();
@@ -309,8 +327,12 @@ pub fn empty_payload_keys(
     dirs: &[&Path],
     kind: StoreKind,
     strategy: ErrorStrategy,
+    page: u64,
 ) -> Vec<Vec<u8>> {
-    let Some(store) = dirs.iter().find_map(|d| open_store(d, kind, strategy).ok()) else {
+    let Some(store) = dirs
+        .iter()
+        .find_map(|d| open_store(d, kind, strategy, page).ok())
+    else {
         return Vec::new();
     };
     let snap = store.snapshot();
@@ -332,13 +354,14 @@ pub fn short_expire_value_keys(
     dir: &Path,
     kind: StoreKind,
     strategy: ErrorStrategy,
+    page: u64,
 ) -> BTreeSet<Vec<u8>> {
-    let expiring =
-        open_store(dir, kind, strategy).map_or(kind.key_expire(), |s| s.snapshot().key_expire());
+    let expiring = open_store(dir, kind, strategy, page)
+        .map_or(kind.key_expire(), |s| s.snapshot().key_expire());
     if !expiring {
         return BTreeSet::new();
     }
-    let Some(region) = located_region(dir, kind, strategy) else {
+    let Some(region) = located_region(dir, kind, strategy, page) else {
         return BTreeSet::new();
     };
     let mut last = BTreeMap::new();

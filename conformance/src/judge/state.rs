@@ -156,7 +156,8 @@ pub fn judge(scope: &Scope, official: &OfficialOutcome, reader: &ReaderOutcome) 
 }
 
 /// Judges one (state, strategy, reader path), trying the exceptions on a difference:
-/// `reader` is what `reader_fn` read from the state in `dir`.
+/// `reader` is what `reader_fn` read from the state in `dir`, written and read on pages of
+/// `page` bytes.
 #[allow(clippy::too_many_arguments)]
 pub fn classify(
     reader_fn: ReaderFn,
@@ -165,6 +166,7 @@ pub fn classify(
     dir: &Path,
     kind: StoreKind,
     strategy: ErrorStrategy,
+    page: u64,
     official: &OfficialOutcome,
     reader: &ReaderOutcome,
     scratch: &Path,
@@ -177,8 +179,8 @@ pub fn classify(
     let filled = scratch.join("zero-filled");
     let _ = std::fs::remove_dir_all(&filled);
     copy_store(dir, &filled)?;
-    zero_fill_like_official(&filled, STORE_ID)?;
-    let zr = reader_fn(&filled, kind, features, strategy);
+    zero_fill_like_official(&filled, STORE_ID, page)?;
+    let zr = reader_fn(&filled, kind, features, strategy, page);
     if accepted(Difference::ZeroFill, scope).is_some() && ok(&judge(scope, official, &zr)) {
         return Ok(Verdict::Exception(Difference::ZeroFill));
     }
@@ -187,14 +189,14 @@ pub fn classify(
         let _ = std::fs::remove_dir_all(&rewritten);
         copy_store(dir, &rewritten)?;
         rewrite_specious_meta(&rewritten)?;
-        let sr = reader_fn(&rewritten, kind, features, strategy);
+        let sr = reader_fn(&rewritten, kind, features, strategy, page);
         if ok(&judge(scope, official, &sr)) {
             return Ok(Verdict::Exception(Difference::SpeciousMetaV6));
         }
     }
     if let (Ok(r), OfficialOutcome::Read(o)) = (reader, official) {
         let lazy = match accepted(Difference::CryptOverlongLength, scope) {
-            Some(_) => overlong_lazy_keys(dir, kind, strategy),
+            Some(_) => overlong_lazy_keys(dir, kind, strategy, page),
             None => Vec::new(),
         };
         if !lazy.is_empty() {
@@ -211,7 +213,7 @@ pub fn classify(
         let (Ok(r), OfficialOutcome::Read(o)) = (r, official) else {
             continue;
         };
-        if let Some(differing) = crypt_loader_misjudged_in(scope, d, kind, strategy, o, r) {
+        if let Some(differing) = crypt_loader_misjudged_in(scope, d, kind, strategy, page, o, r) {
             let without = |reads: &Reads| {
                 let mut reads = reads.clone();
                 drop_keys(&mut reads, |k| differing.contains(k));
@@ -227,7 +229,7 @@ pub fn classify(
     }
     // `Store` refuses a short meta file that the official library reads zero-filled: the
     // empty-payload keys are then judged on the zero-filled files (both differences at once).
-    let empty = empty_payload_keys(&[dir, &filled], kind, strategy);
+    let empty = empty_payload_keys(&[dir, &filled], kind, strategy, page);
     if accepted(Difference::EmptyPayloadKey, scope).is_some() && !empty.is_empty() {
         for r in [reader, &zr].into_iter().flatten() {
             let mut without = r.clone();
@@ -240,7 +242,7 @@ pub fn classify(
     // A short value's key the official library dropped while the reader keeps it.
     if let (Ok(r), OfficialOutcome::Read(o)) = (reader, official) {
         if accepted(Difference::ShortExpireValue, scope).is_some() {
-            let short = short_expire_value_keys(dir, kind, strategy);
+            let short = short_expire_value_keys(dir, kind, strategy, page);
             if !short.is_empty() {
                 let mut without = r.clone();
                 drop_unlisted(&mut without, o, &short);
@@ -268,19 +270,19 @@ pub fn classify(
             rows.push(Difference::ZeroFill);
         }
         if accepted(Difference::EmptyPayloadKey, scope).is_some() {
-            let empty = empty_payload_keys(&[d], kind, strategy);
+            let empty = empty_payload_keys(&[d], kind, strategy, page);
             if drop_keys(&mut r, |k| empty.contains(k)) {
                 rows.push(Difference::EmptyPayloadKey);
             }
         }
         if accepted(Difference::ShortExpireValue, scope).is_some() {
-            let short = short_expire_value_keys(d, kind, strategy);
+            let short = short_expire_value_keys(d, kind, strategy, page);
             if drop_unlisted(&mut r, &o, &short) {
                 rows.push(Difference::ShortExpireValue);
             }
         }
         if accepted(Difference::CryptOverlongLength, scope).is_some() {
-            let lazy = overlong_lazy_keys(d, kind, strategy);
+            let lazy = overlong_lazy_keys(d, kind, strategy, page);
             // Both sides, as the row's own check above blanks them.
             let in_reader = blank_values(&mut r, &lazy);
             if blank_values(&mut o, &lazy) | in_reader {
@@ -324,11 +326,14 @@ fn drop_unlisted(reader: &mut Reads, official: &Reads, keys: &BTreeSet<Vec<u8>>)
 }
 
 /// Verdicts per strategy and reader path (`reader` as `Store`, and [`read_dump`]) on the
-/// store in `dir`, given what the official library did with each strategy.
+/// store in `dir`, given what the official library did with each strategy on pages of `page`
+/// bytes (both reader paths read at that page size).
+#[allow(clippy::too_many_arguments)]
 pub fn judge_outcomes(
     features: &Features,
     scope: &Scope,
     kind: StoreKind,
+    page: u64,
     reader: ReaderFn,
     dir: &Path,
     official: &[(ErrorStrategy, OfficialOutcome)],
@@ -339,8 +344,8 @@ pub fn judge_outcomes(
         [(ReaderPath::Store, reader), (ReaderPath::Dump, read_dump)];
     for (s, o) in official {
         for (path, f) in paths {
-            let r = f(dir, kind, features, *s);
-            let v = classify(f, features, scope, dir, kind, *s, o, &r, scratch)?;
+            let r = f(dir, kind, features, *s, page);
+            let v = classify(f, features, scope, dir, kind, *s, page, o, &r, scratch)?;
             let rows = match &v {
                 Verdict::Exception(d) => vec![*d],
                 Verdict::Exceptions(ds) => ds.clone(),

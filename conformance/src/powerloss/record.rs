@@ -207,7 +207,7 @@ pub fn record(
 /// The page size the writer children of `exe` run with: the one it passes them, else the one
 /// they inherit (this process's official page size).
 pub fn writer_page(exe: &ChildExe) -> usize {
-    let size = exe.page_size.unwrap_or_else(mmkv_sys::page_size);
+    let size = exe.official_page_size();
     usize::try_from(size).unwrap_or(PAGE)
 }
 

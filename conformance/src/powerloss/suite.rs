@@ -100,9 +100,9 @@ impl PowerlossConfig {
 
 /// Where `Store` opened with `strategy` takes the store's region from: `actual`,
 /// `old-style-header`, `last-confirmed`, `recovered`, or `refused` (a typed error).
-fn region_source(dir: &Path, kind: StoreKind, strategy: ErrorStrategy) -> String {
+fn region_source(dir: &Path, kind: StoreKind, strategy: ErrorStrategy, page: u64) -> String {
     use mmkv_reader::RegionSource;
-    let source = match open_store(dir, kind, strategy) {
+    let source = match open_store(dir, kind, strategy, page) {
         Ok(s) => match s.snapshot().region_source() {
             RegionSource::Actual => "actual",
             RegionSource::OldStyleHeader => "old-style-header",
@@ -160,9 +160,11 @@ pub fn read_batch(
     Ok(out)
 }
 
-/// Judges the store in `dir` given the official outcomes; a reader panic is a disagreement.
+/// Judges the store in `dir` given the official outcomes (on pages of `page` bytes); a reader
+/// panic is a disagreement.
 fn judge_dir(
     target: &Target,
+    page: u64,
     reader: ReaderFn,
     dir: &Path,
     official: &[(ErrorStrategy, OfficialOutcome)],
@@ -174,6 +176,7 @@ fn judge_dir(
             &target.features,
             &scope,
             target.kind,
+            page,
             reader,
             dir,
             official,
@@ -220,7 +223,14 @@ fn judge_one(
     let refs: Vec<(ErrorStrategy, &Path)> = runs.iter().map(|(s, d)| (*s, d.as_path())).collect();
     let outcomes = spawn_reads(&cfg.exe, &target.tag, target.kind, &refs)?;
     let official: Vec<_> = strategies.into_iter().zip(outcomes).collect();
-    let r = judge_dir(target, cfg.reader, &dir.join("state"), &official, &dir);
+    let r = judge_dir(
+        target,
+        cfg.exe.official_page_size(),
+        cfg.reader,
+        &dir.join("state"),
+        &official,
+        &dir,
+    );
     let _ = std::fs::remove_dir_all(&dir);
     r
 }
@@ -449,6 +459,7 @@ fn judge_batch(
     chunk: &[CrashState],
     dir: &Path,
 ) -> Result<Vec<StateOutcome>> {
+    let page = cfg.exe.official_page_size();
     let strategies = target.strategies();
     let mut runs = Vec::new();
     let mut built = Vec::new();
@@ -471,14 +482,20 @@ fn judge_batch(
             .iter()
             .map(|st| (*st, outcomes.next().unwrap_or(OfficialOutcome::Hung)))
             .collect();
-        let (verdicts, panicked) =
-            judge_dir(target, cfg.reader, &sdir.join("state"), &official, dir)?;
+        let (verdicts, panicked) = judge_dir(
+            target,
+            page,
+            cfg.reader,
+            &sdir.join("state"),
+            &official,
+            dir,
+        )?;
         let sources = if panicked {
             Vec::new()
         } else {
             strategies
                 .iter()
-                .map(|st| region_source(&sdir.join("state"), target.kind, *st))
+                .map(|st| region_source(&sdir.join("state"), target.kind, *st, page))
                 .collect()
         };
         out.push(StateOutcome {

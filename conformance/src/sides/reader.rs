@@ -58,7 +58,10 @@ impl RealReader {
         crypt_key: Option<&[u8]>,
         aes256: bool,
     ) -> mmkv_reader::Result<Store> {
-        let mut opts = Options::new().aes256(aes256);
+        // the page the official library in this process writes and reads with
+        let mut opts = Options::new()
+            .page_size(mmkv_sys::page_size())
+            .aes256(aes256);
         if let Some(key) = crypt_key {
             opts = opts.crypt_key(key);
         }

@@ -29,7 +29,7 @@ pub type ReaderOutcome = std::result::Result<Reads, String>;
 
 /// A reader under test: reads the store in a folder as `kind` with the getters of `features`
 /// and the given error strategy.
-pub type ReaderFn = fn(&Path, StoreKind, &Features, ErrorStrategy) -> ReaderOutcome;
+pub type ReaderFn = fn(&Path, StoreKind, &Features, ErrorStrategy, u64) -> ReaderOutcome;
 
 /// Which reader path is compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -51,26 +51,30 @@ impl ReaderPath {
 }
 
 /// The reader on the store in `dir`: `Store::open` (with `Options::recover` for
-/// `OnErrorRecover`) and every getter of every key.
+/// `OnErrorRecover`, on pages of `page` bytes) and every getter of every key.
 pub fn read_reader(
     dir: &Path,
     kind: StoreKind,
     features: &Features,
     strategy: ErrorStrategy,
+    page: u64,
 ) -> ReaderOutcome {
-    open_store(dir, kind, strategy)
+    open_store(dir, kind, strategy, page)
         .map(|s| Reads::of_snapshot(&s.snapshot(), features))
         .map_err(|e| e.to_string())
 }
 
 /// `Store::open` on the store in `dir` as `kind`, with `Options::recover` for
-/// `OnErrorRecover`.
+/// `OnErrorRecover`, on pages of `page` bytes: the page size the official library wrote and
+/// read the store with (a state written at 16 KiB is read as a 16 KiB machine reads it).
 pub fn open_store(
     dir: &Path,
     kind: StoreKind,
     strategy: ErrorStrategy,
+    page: u64,
 ) -> mmkv_reader::Result<mmkv_reader::Store> {
     let mut opts = mmkv_reader::Options::new()
+        .page_size(page)
         .aes256(kind.aes256())
         .recover(strategy == ErrorStrategy::Recover);
     if let Some(key) = kind.crypt_key() {
@@ -86,13 +90,15 @@ pub fn read_dump(
     kind: StoreKind,
     features: &Features,
     strategy: ErrorStrategy,
+    page: u64,
 ) -> ReaderOutcome {
     let crypt = mmkv_inspect::analysis::CryptOpts {
         key: kind.crypt_key().map(|k| k.to_vec()),
         aes256: kind.aes256(),
         recover: strategy == ErrorStrategy::Recover,
-        // `mmkv dump`'s default `--page-size auto`: the page of the writer's `.crc`
-        ..Default::default()
+        // `mmkv dump --page-size PAGE`: the writer's page, which `--page-size auto` (the
+        // default) takes from the `.crc` only while that file is whole
+        page: mmkv_reader::PageSizeChoice::Given(page),
     };
     let now = crate::vocab::clock::official_now_secs();
     let a = mmkv_inspect::analysis::Analysis::open(&dir.join(STORE_ID), &crypt, now)

@@ -47,6 +47,13 @@ impl ChildExe {
         }
     }
 
+    /// The page size its official libraries run with: the one it passes them, else the one
+    /// they inherit (this process's official page size, [`mmkv_sys::page_size`]). States
+    /// they write are judged at this size on both sides.
+    pub fn official_page_size(&self) -> u64 {
+        self.page_size.unwrap_or_else(mmkv_sys::page_size)
+    }
+
     /// The running `conformance` binary.
     pub fn this() -> Result<ChildExe> {
         std::env::current_exe()
