@@ -208,8 +208,9 @@ pub struct ReportArgs {
     /// Run the cells in this process (no watchdog).
     #[arg(long)]
     pub in_process: bool,
-    /// Fixed seeds (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "1,2")]
+    /// Fixed seeds of the property cells (comma-separated; default: the base seed and the
+    /// next, see `conformance::vocab::seed`).
+    #[arg(long, value_delimiter = ',')]
     pub seeds: Vec<u64>,
     /// Only these tags (comma-separated).
     #[arg(long, value_delimiter = ',')]
@@ -224,9 +225,13 @@ pub struct ReportArgs {
     /// Damaged states the fault suite judges over the live versions (at least 1).
     #[arg(long, env = "CONFORMANCE_FAULT_STATES", default_value_t = 1000)]
     pub fault_states: usize,
-    /// Seed of the fault suite (and of the power-loss suite).
-    #[arg(long, default_value_t = 1)]
-    pub fault_seed: u64,
+    /// Seed of the fault suite (and of the power-loss suite; default: the base seed).
+    #[arg(long)]
+    pub fault_seed: Option<u64>,
+    /// The base seed every suite draws from (`conformance::vocab::seed`).
+    #[arg(long = "seed", env = "CONFORMANCE_SEED",
+          default_value_t = conformance::vocab::seed::DEFAULT_SEED)]
+    pub base_seed: u64,
     /// Versions run at once, each cell a child process; also the fault and power-loss suites'
     /// writer runs at once (default: one per core).
     #[arg(long, env = "CONFORMANCE_JOBS", value_parser = clap::value_parser!(u64).range(1..))]
@@ -266,6 +271,8 @@ pub struct ReportRun {
     pub in_process: bool,
     /// Damaged states of the fault suite (at least 1).
     pub fault_states: usize,
+    /// The base seed (`CONFORMANCE_SEED` or `--seed`): the default of the other seeds.
+    pub seed: u64,
     /// Seed of the fault suite (and of the power-loss suite).
     pub fault_seed: u64,
     /// Rows run at once (1 with `in_process`).
@@ -290,9 +297,12 @@ impl ReportArgs {
         if self.cases == 0 {
             return usage("--cases 0 (or CONFORMANCE_CASES=0) would run no workload: a report that ran nothing has not passed");
         }
-        if self.seeds.is_empty() {
-            return usage("no seeds given");
-        }
+        let base = self.base_seed;
+        let seeds = if self.seeds.is_empty() {
+            vec![base, base.wrapping_add(1)]
+        } else {
+            self.seeds
+        };
         if self.in_process && self.page_sizes.0.len() > 1 {
             return usage("--in-process runs one page size (an official library fixes its page size at its first open): give --page-sizes with one size");
         }
@@ -300,7 +310,7 @@ impl ReportArgs {
             config: ReportConfig {
                 corpus: self.corpus.unwrap_or_else(corpus_root),
                 cases: self.cases,
-                seeds: self.seeds,
+                seeds,
                 gen: GenConfig::default(),
                 only: self.only,
                 many_keys: self.many_keys,
@@ -310,7 +320,8 @@ impl ReportArgs {
             live_ops: self.live_ops,
             in_process: self.in_process,
             fault_states: self.fault_states,
-            fault_seed: self.fault_seed,
+            seed: base,
+            fault_seed: self.fault_seed.unwrap_or(base),
             // In-process cells share this process's official libraries and clock: one at a time.
             jobs: match self.jobs {
                 _ if self.in_process => 1,

@@ -45,6 +45,10 @@ fn report(mut run: ReportRun, output: &Output) -> conformance::Result<ExitCode> 
         .iter()
         .filter(|t| !rows.iter().any(|r| &r.tag == *t))
         .collect();
+    eprintln!(
+        "conformance seed: {} (--seed or CONFORMANCE_SEED; property seeds {:?}, fault seed {})",
+        run.seed, cfg.seeds, run.fault_seed
+    );
     eprintln!("page sizes: {}", cfg.page_sizes);
     if !unknown.is_empty() || rows.is_empty() {
         return Err(conformance::Error::Other(format!(
@@ -164,6 +168,7 @@ fn report(mut run: ReportRun, output: &Output) -> conformance::Result<ExitCode> 
         versions: out,
         faults,
         powerloss,
+        seed: Some(run.seed),
         ..Report::default()
     };
     let unbuilt: Vec<(&str, &str)> = mmkv_sys::unbuilt()

@@ -25,10 +25,7 @@ fn differential(kind: StoreKind) {
         "mmkv-sys built no official version (MMKV_VERSIONS=none?)"
     );
     let reader = RealReader::new();
-    let cfg = PropConfig {
-        source_file: Some(file!()),
-        ..PropConfig::default()
-    };
+    conformance::vocab::seed::announce();
     let mut ran = Vec::new();
     let mut result = CellResult::default();
     for tag in versions {
@@ -37,6 +34,14 @@ fn differential(kind: StoreKind) {
             continue;
         }
         ran.push(*tag);
+        // each (version, kind) its own stream of the base seed; saved failures run first
+        let cfg = PropConfig {
+            source_file: Some(file!()),
+            seed: Some(conformance::vocab::seed::derive(&format!(
+                "differential {tag} {kind}"
+            ))),
+            ..PropConfig::default()
+        };
         result.add_property(
             &format!("{tag} {kind}"),
             check_property(&lib, kind, &reader, &cfg),

@@ -20,6 +20,7 @@ use mmkv_sys::versions::Tag;
 use mmkv_sys::ErrorStrategy;
 
 fn config(states: usize) -> Option<SuiteConfig> {
+    conformance::vocab::seed::announce();
     if mmkv_sys::built_versions().is_empty() {
         eprintln!("no official version built (MMKV_VERSIONS=none): nothing to compare against");
         return None;

@@ -48,10 +48,7 @@ fn migration(kind: StoreKind) {
         .map(|t| SysLib::load(t).unwrap_or_else(|e| panic!("loading {t}: {e}")))
         .collect();
     let reader = RealReader::new();
-    let cfg = PropConfig {
-        cases: cases(),
-        ..PropConfig::default()
-    };
+    conformance::vocab::seed::announce();
     let mut ran = Vec::new();
     let mut failures = Vec::new();
     let mut switches = 0u64;
@@ -61,7 +58,16 @@ fn migration(kind: StoreKind) {
         if !kind.supported_by(&la.features()) || !kind.supported_by(&lb.features()) {
             continue;
         }
-        ran.push(format!("{}→{}", la.tag(), lb.tag()));
+        let label = format!("{}→{}", la.tag(), lb.tag());
+        // each (pair, kind) its own stream of the base seed
+        let cfg = PropConfig {
+            cases: cases(),
+            seed: Some(conformance::vocab::seed::derive(&format!(
+                "migration {label} {kind}"
+            ))),
+            ..PropConfig::default()
+        };
+        ran.push(label);
         match check_migration(&[la, lb], kind, &reader, &cfg) {
             PropOutcome::Fail {
                 message,

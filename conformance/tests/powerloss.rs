@@ -27,6 +27,7 @@ fn newest() -> Option<String> {
 }
 
 fn config(states: usize) -> PowerlossConfig {
+    conformance::vocab::seed::announce();
     PowerlossConfig::new(
         ChildExe::conformance(env!("CARGO_BIN_EXE_conformance")),
         states,

@@ -36,7 +36,8 @@ pub fn cases_from_env() -> u32 {
 pub struct PropConfig {
     /// Successful cases required.
     pub cases: u32,
-    /// A fixed RNG seed (the report uses fixed seeds); `None` = random per run.
+    /// The RNG seed (default: derived from the base seed, [`crate::vocab::seed`]); `None`
+    /// draws a fresh random one (exploration, never CI).
     pub seed: Option<u64>,
     /// Generator knobs.
     pub gen: GenConfig,
@@ -58,7 +59,7 @@ impl Default for PropConfig {
     fn default() -> PropConfig {
         PropConfig {
             cases: cases_from_env(),
-            seed: None,
+            seed: Some(crate::vocab::seed::derive("property")),
             gen: GenConfig::default(),
             max_shrink_iters: 512,
             source_file: None,
@@ -123,6 +124,27 @@ fn seed_bytes(seed: u64) -> [u8; 32] {
         chunk.copy_from_slice(&rng.next_u64().to_le_bytes());
     }
     out
+}
+
+/// The first `n` workloads the generator draws for `kind` and `features` from `seed`, with the
+/// RNG a property run with that seed starts from (no shrinking, nothing run): what a seed
+/// decides, for tests that the same seed draws the same cases.
+pub fn draw_workloads(
+    kind: StoreKind,
+    features: crate::vocab::kind::Features,
+    gen: GenConfig,
+    seed: u64,
+    n: usize,
+) -> Vec<Workload> {
+    use proptest::strategy::{Strategy, ValueTree};
+    let mut runner = TestRunner::new_with_rng(
+        Config::default(),
+        TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes(seed)),
+    );
+    let strategy = workload_strategy(kind, features, gen);
+    (0..n)
+        .filter_map(|_| strategy.new_tree(&mut runner).ok().map(|t| t.current()))
+        .collect()
 }
 
 /// Runs the differential property for `kind` on `lib` with `reader`.

@@ -33,8 +33,8 @@ pub enum FaultsCmd {
         /// Number of damaged states (env FAULT_STATES overrides).
         #[arg(long, default_value_t = 1000)]
         states: usize,
-        /// Seed.
-        #[arg(long, default_value_t = 1)]
+        /// Seed (default: the base seed, see `conformance::vocab::seed`).
+        #[arg(long, env = "CONFORMANCE_SEED", default_value_t = crate::vocab::seed::DEFAULT_SEED)]
         seed: u64,
         /// Only these built tags (comma-separated; default: every built tag).
         #[arg(long, value_delimiter = ',')]

@@ -67,9 +67,12 @@ impl FaultSection {
         }
     }
 
-    /// Passed: some state was judged and none disagrees.
+    /// Passed: some state was judged, none disagrees, and the official library read enough
+    /// of them ([`enough_official_reads`]).
     pub fn passed(&self) -> bool {
-        self.states > 0 && self.disagreements.is_empty()
+        self.states > 0
+            && self.disagreements.is_empty()
+            && enough_official_reads(self.states, self.upstream.len() as u64)
     }
 
     /// For the report's summary line: `1000 fault state(s), 0 disagreeing, 0 upstream finding(s)`.
@@ -102,7 +105,14 @@ impl FaultSection {
         for (k, n) in &self.verdicts {
             let _ = writeln!(s, "  {k}: {n}");
         }
-        findings_text(&mut s, &self.upstream, &self.disagreements, self.states);
+        let unread = self.upstream.len() as u64;
+        findings_text(
+            &mut s,
+            &self.upstream,
+            &self.disagreements,
+            self.states,
+            unread,
+        );
         s
     }
 }
@@ -134,9 +144,27 @@ pub fn phrase(
     format!("{states} {what} state(s) judged, {disagreeing} disagreeing, {upstream} upstream finding(s)")
 }
 
+/// The share of states (in percent) that may get no official read (the official library
+/// crashed, hung or failed on them: upstream findings) before a suite run fails: above it the
+/// run compared too little to pass, whatever it found.
+pub const MAX_UNREAD_PERCENT: u64 = 5;
+
+/// True when at most [`MAX_UNREAD_PERCENT`] of `states` are upstream findings (`unread`). The
+/// one rule of the fault and power-loss suites.
+pub fn enough_official_reads(states: u64, unread: u64) -> bool {
+    unread * 100 <= states * MAX_UNREAD_PERCENT
+}
+
 /// The closing lines of a suite's text (this one and the power-loss suite's): each upstream
-/// finding, each disagreement, and a note when no state was judged.
-pub fn findings_text(out: &mut String, upstream: &[String], disagreements: &[String], states: u64) {
+/// finding, each disagreement, and a note when no state was judged or `unread` of them got no
+/// official read (too many: [`enough_official_reads`]).
+pub fn findings_text(
+    out: &mut String,
+    upstream: &[String],
+    disagreements: &[String],
+    states: u64,
+    unread: u64,
+) {
     for u in upstream {
         let _ = writeln!(out, "  upstream finding: {u}");
     }
@@ -145,6 +173,12 @@ pub fn findings_text(out: &mut String, upstream: &[String], disagreements: &[Str
     }
     if states == 0 {
         let _ = writeln!(out, "  no state was judged: the suite has not passed");
+    } else if !enough_official_reads(states, unread) {
+        let _ = writeln!(
+            out,
+            "  {unread} of {states} states got no official read (more than \
+             {MAX_UNREAD_PERCENT}%): the suite has not passed"
+        );
     }
 }
 
@@ -172,6 +206,23 @@ mod tests {
         assert!(!section(0, &[]).passed(), "zero states is no pass");
         assert!(!section(10, &["#3 ..."]).passed());
         assert!(section(0, &[]).to_text().contains("FAIL"));
+    }
+
+    #[test]
+    fn too_many_states_without_an_official_read_fail() {
+        assert!(enough_official_reads(100, 5));
+        assert!(!enough_official_reads(100, 6));
+        assert!(enough_official_reads(0, 0));
+        let mut s = section(20, &[]);
+        s.upstream = vec!["#1 official crashed".to_string()];
+        assert!(s.passed(), "1 of 20 is 5%");
+        s.upstream.push("#2 official hung".to_string());
+        assert!(!s.passed());
+        assert!(
+            s.to_text().contains("got no official read"),
+            "{}",
+            s.to_text()
+        );
     }
 
     #[test]

@@ -48,7 +48,8 @@ pub struct SuiteConfig {
 }
 
 impl SuiteConfig {
-    /// Defaults: every built tag, `states` states, seed 1, 120 ops, 6 states per writer run,
+    /// Defaults: every built tag, `states` states, the base seed ([`crate::vocab::seed`]),
+    /// 120 ops, 6 states per writer run,
     /// failures saved under `<failures root>/faults` (see [`crate::differential::failures::failures_root`]),
     /// one job per core ([`default_jobs`]; the CLIs take `--jobs` / `CONFORMANCE_JOBS`).
     pub fn new(exe: ChildExe, states: usize) -> SuiteConfig {
@@ -56,7 +57,7 @@ impl SuiteConfig {
             exe,
             tags: built_tags(),
             states,
-            seed: 1,
+            seed: crate::vocab::seed::base(),
             ops: 120,
             per_base: 6,
             save: Some(crate::differential::failures::failures_root().join("faults")),

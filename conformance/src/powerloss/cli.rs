@@ -31,8 +31,8 @@ pub struct PowerlossArgs {
     /// Crash states to judge (env POWERLOSS_STATES overrides).
     #[arg(long, default_value_t = 1000)]
     pub states: usize,
-    /// Seed.
-    #[arg(long, default_value_t = 1)]
+    /// Seed (default: the base seed, see `conformance::vocab::seed`).
+    #[arg(long, env = "CONFORMANCE_SEED", default_value_t = crate::vocab::seed::DEFAULT_SEED)]
     pub seed: u64,
     /// Only these built tags (comma-separated; default: every built tag).
     #[arg(long, value_delimiter = ',')]

@@ -9,7 +9,9 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::fault::section::{counts_line, findings_text, phrase, saved_line};
+use crate::fault::section::{
+    counts_line, enough_official_reads, findings_text, phrase, saved_line,
+};
 use crate::fault::summary::verdict_key;
 use crate::powerloss::judged::Judged;
 use crate::powerloss::record::Recording;
@@ -122,9 +124,13 @@ impl PowerlossSection {
         }
     }
 
-    /// Passed: some state was judged, none disagrees, the reader never panicked.
+    /// Passed: some state was judged, none disagrees, the reader never panicked, and the
+    /// official library read enough of them ([`enough_official_reads`]).
     pub fn passed(&self) -> bool {
-        self.states > 0 && self.disagreeing == 0 && self.reader_panics == 0
+        self.states > 0
+            && self.disagreeing == 0
+            && self.reader_panics == 0
+            && enough_official_reads(self.states, self.upstream_states)
     }
 
     /// For the report's summary line.
@@ -181,7 +187,13 @@ impl PowerlossSection {
             "  reader panics: {}; upstream findings: {}; disagreeing: {}",
             self.reader_panics, self.upstream_states, self.disagreeing
         );
-        findings_text(&mut s, &self.upstream, &self.disagreements, self.states);
+        findings_text(
+            &mut s,
+            &self.upstream,
+            &self.disagreements,
+            self.states,
+            self.upstream_states,
+        );
         s
     }
 }

@@ -74,7 +74,8 @@ pub struct PowerlossConfig {
 }
 
 impl PowerlossConfig {
-    /// Defaults: every built tag, the kinds of [`KINDS`], seed 1, 120 ops, 24 states per
+    /// Defaults: every built tag, the kinds of [`KINDS`], the base seed
+    /// ([`crate::vocab::seed`]), 120 ops, 24 states per
     /// crash point, 400 per recording, batches of 64, failures under
     /// `<failures root>/powerloss`, one job per core ([`default_jobs`]; the CLIs take `--jobs` /
     /// `CONFORMANCE_JOBS`).
@@ -84,7 +85,7 @@ impl PowerlossConfig {
             tags: built_tags(),
             kinds: KINDS.to_vec(),
             states,
-            seed: 1,
+            seed: crate::vocab::seed::base(),
             ops: 120,
             per_point: 24,
             per_recording: 400,

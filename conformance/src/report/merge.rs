@@ -13,6 +13,13 @@ pub fn merge(reports: Vec<Report>) -> Report {
     let faults = Merge::merged(reports.iter().filter_map(|r| r.faults.clone()));
     let powerloss = Merge::merged(reports.iter().filter_map(|r| r.powerloss.clone()));
     let mut exceptions_used: BTreeMap<String, u64> = BTreeMap::new();
+    // one seed when every shard drew from the same one
+    let mut seeds: Vec<Option<u64>> = reports.iter().map(|r| r.seed).collect();
+    seeds.dedup();
+    let seed = match seeds.as_slice() {
+        [one] => *one,
+        _ => None,
+    };
     for report in reports {
         exceptions_used.absorb(report.exceptions_used);
         for row in report.versions {
@@ -55,6 +62,7 @@ pub fn merge(reports: Vec<Report>) -> Report {
         faults,
         powerloss,
         exceptions_used,
+        seed,
     }
 }
 

@@ -205,6 +205,10 @@ pub struct Report {
     /// [`Difference::code`]: crate::judge::exceptions::Difference::code
     #[serde(default)]
     pub exceptions_used: BTreeMap<String, u64>,
+    /// The base seed the run drew its workloads and states from ([`crate::vocab::seed`]);
+    /// `None` in reports merged from shards of different seeds, or from before seeds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }
 
 impl Report {

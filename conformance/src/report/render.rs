@@ -56,7 +56,7 @@ impl Report {
             "conformance report: {} — {} versions{}: {} live, {} golden, {} unbuilt; cells: {} pass, \
              {} FAIL, {} golden, {} unbuilt, {} n/a; {} workload(s), {} operation(s), {} key(s) \
              compared ({} reads), long-lived reader reloads {} partial / {} full; {} corpus \
-             store(s) checked; {}; {}{}",
+             store(s) checked; {}; {}{}{}",
             if self.passed(false) { "PASS" } else { "FAIL" },
             self.tags(),
             self.page_sizes_phrase(),
@@ -87,6 +87,10 @@ impl Report {
                 format!("; {failing_rows} row(s) with failures")
             } else {
                 String::new()
+            },
+            match self.seed {
+                Some(seed) => format!("; seed {seed}"),
+                None => String::new(),
             }
         )
     }

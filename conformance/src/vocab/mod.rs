@@ -6,6 +6,7 @@
 //! - [`value`]: values and value types;
 //! - [`merge`]: counters that add up (runs, cells, report shards);
 //! - [`rng`]: the one seeded generator;
+//! - [`seed`]: the base seed every suite draws from (`CONFORMANCE_SEED`);
 //! - [`names`]: the writers' key names and store id;
 //! - [`pool`]: work items on a bounded pool of threads, results in order, the progress bar
 //!   (the report's rows, the fault suites' writer runs, the suite's grading).
@@ -16,6 +17,7 @@ pub mod merge;
 pub mod names;
 pub mod pool;
 pub mod rng;
+pub mod seed;
 pub mod test_clock;
 pub mod value;
 
