@@ -31,6 +31,12 @@ fi
 
 # The host conformance binary drives the grade; built here unless the caller's release build
 # made it already (cargo waits for that build's lock, then finds it fresh).
+# The CLI's tests start the aarch64 mmkv as a child process: the kernel runs it through
+# qemu-user-static's binfmt handler (registered when the package is installed).
+binfmt=/proc/sys/fs/binfmt_misc/qemu-aarch64
+[ -e "$binfmt" ] || update-binfmts --enable qemu-aarch64 >/dev/null 2>&1 || true
+[ -e "$binfmt" ] || { say "no binfmt handler for aarch64 ($binfmt)"; exit 1; }
+
 # CONFORMANCE=PATH uses a conformance binary built elsewhere instead.
 conformance="${CONFORMANCE:-$root/target/release/conformance}"
 if [ -z "${CONFORMANCE:-}" ]; then
