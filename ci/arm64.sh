@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The arm64 part of CI (#39), under user-mode qemu: the reader's and the mmkv CLI's tests, the
-# conformance test `differential` (and `faults` with ARM64_FAULTS=1) for one version of each era, each at the default
-# guest page (4 KiB) and at 16 KiB guest pages, then `conformance suite grade` of the aarch64
+# conformance test `differential` (and `faults` with ARM64_FAULTS=1) for one version of each
+# era, each at the default guest page (4 KiB) and at 16 KiB guest pages, then `conformance suite grade` of the aarch64
 # `mmkv` (both page sizes). Installs what it needs when missing (Debian 12). Its own target
 # directory (target/arm64), so it never waits for the host build's lock. Fails on any failure.
 # docs/maintainers.md, "arm64 under emulation". Emulated times are not timings.
@@ -59,8 +59,8 @@ $RUSTC --version
 
 # The faults test (damaged stores, each judged by child processes) took over 6 minutes per page
 # size here under load: opt-in with ARM64_FAULTS=1.
-faults=""
-[ "${ARM64_FAULTS:-0}" = 1 ] && faults="--test faults"
+faults=()
+if [ "${ARM64_FAULTS:-0}" = 1 ]; then faults=(--test faults); fi
 passed=0
 # Runs cargo test, counts the passed tests from its "test result:" lines.
 run_tests() {
@@ -89,7 +89,7 @@ for page in "" 16384; do
   at="guest page ${page:-default}"
   run_tests "reader + inspect tests, $at" -p mmkv-reader -p mmkv-inspect
   MMKV_VERSIONS=$versions run_tests "conformance differential ($versions), $at" \
-    -p conformance --test differential $faults
+    -p conformance --test differential "${faults[@]}"
   say "suite grade of the aarch64 mmkv, $at"
   ARM64_EXE="$CARGO_TARGET_DIR/$triple/release/mmkv" \
     "$conformance" suite grade \
