@@ -2,7 +2,7 @@
 # The arm64 part of CI (#39), under user-mode qemu: the reader's and the mmkv CLI's tests, the
 # conformance test `differential` (and `faults` with ARM64_FAULTS=1) for one version of each
 # era, each at the default guest page (4 KiB) and at 16 KiB guest pages, then `conformance suite grade` of the aarch64
-# `mmkv` (both page sizes). Installs what it needs when missing (Debian 12). Its own target
+# `mmkv` (at 16 KiB pages). Installs what it needs when missing (Debian 12). Its own target
 # directory (target/arm64), so it never waits for the host build's lock. Fails on any failure.
 # docs/maintainers.md, "arm64 under emulation". Emulated times are not timings.
 set -euo pipefail
@@ -90,11 +90,12 @@ for page in "" 16384; do
   run_tests "reader + inspect tests, $at" -p mmkv-reader -p mmkv-inspect
   MMKV_VERSIONS=$versions run_tests "conformance differential ($versions), $at" \
     -p conformance --test differential "${faults[@]}"
-  say "suite grade of the aarch64 mmkv, $at"
-  ARM64_EXE="$CARGO_TARGET_DIR/$triple/release/mmkv" \
-    "$conformance" suite grade \
-    --reader "mmkv=MMKV=$root/ci/qemu-aarch64.sh python3 suite/drivers/mmkv_dump.py" \
-    --require-pass mmkv --json "$CARGO_TARGET_DIR/suite-grades-${page:-default}.json"
 done
+# The grade once, at 16 KiB pages (1,998 cases: about 3 minutes under qemu here).
+say "suite grade of the aarch64 mmkv, guest page 16384"
+ARM64_EXE="$CARGO_TARGET_DIR/$triple/release/mmkv" ARM64_GUEST_PAGE=16384 \
+  "$conformance" suite grade \
+  --reader "mmkv=MMKV=$root/ci/qemu-aarch64.sh python3 suite/drivers/mmkv_dump.py" \
+  --require-pass mmkv --json "$CARGO_TARGET_DIR/suite-grades.json"
 unset ARM64_GUEST_PAGE
-say "done: $passed tests passed (both page sizes), suite grade passed at both page sizes"
+say "done: $passed tests passed (both page sizes); suite grade passed (16 KiB pages)"
