@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# The arm64 part of CI (#39), under user-mode qemu: the reader's and the mmkv CLI's tests, the
+# conformance test `differential` (and `faults` with ARM64_FAULTS=1) for one version of each
+# era, each at the default guest page (4 KiB) and at 16 KiB guest pages, then `conformance suite grade` of the aarch64
+# `mmkv` (at 16 KiB pages). Installs what it needs when missing (Debian 12). Its own target
+# directory (target/arm64), so it never waits for the host build's lock. Fails on any failure.
+# docs/maintainers.md, "arm64 under emulation". Emulated times are not timings.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+triple=aarch64-unknown-linux-gnu
+# One version per era of the format (overridable, e.g. ARM64_VERSIONS=v2.4.2).
+versions="${ARM64_VERSIONS:-v1.2.16,v1.3.17,v2.4.2}"
+start=$SECONDS
+say() { printf '[arm64 %4ds] %s\n' $((SECONDS - start)) "$*"; }
+
+# Packages: Debian's rustc-web (a rustc with an aarch64 std), the cross toolchain, the aarch64
+# zlib (the official Core links it) and qemu-user-static. Nothing to do when all are installed.
+pkgs=(rustc-web libstd-rust-web-dev:arm64 g++-aarch64-linux-gnu gcc-aarch64-linux-gnu
+  zlib1g-dev:arm64 qemu-user-static)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  say "installing ${missing[*]}"
+  dpkg --print-foreign-architectures | grep -qx arm64 || dpkg --add-architecture arm64
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}"
+fi
+
+# The host conformance binary drives the grade; built here unless the caller's release build
+# made it already (cargo waits for that build's lock, then finds it fresh).
+# The CLI's tests start the aarch64 mmkv as a child process: the kernel runs it through
+# qemu-user-static's binfmt handler (registered when the package is installed).
+binfmt=/proc/sys/fs/binfmt_misc/qemu-aarch64
+[ -e "$binfmt" ] || update-binfmts --enable qemu-aarch64 >/dev/null 2>&1 || true
+[ -e "$binfmt" ] || { say "no binfmt handler for aarch64 ($binfmt)"; exit 1; }
+
+# CONFORMANCE=PATH uses a conformance binary built elsewhere instead.
+conformance="${CONFORMANCE:-$root/target/release/conformance}"
+if [ -z "${CONFORMANCE:-}" ]; then
+  say "host conformance (release) for suite grade"
+  cargo build --release -q -p conformance
+fi
+
+# The aarch64 build: Debian's rustc (rustup's has no aarch64 std here), without the sccache
+# wrapper (keyed for the host compiler). mmkv-sys keys each built official library by its
+# compiler and flags (aarch64-linux-gnu-g++, aarch64 flags), so host and aarch64 builds share
+# MMKV_SYS_CACHE without ever mixing.
+unset RUSTC_WRAPPER
+export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
+export CARGO_TARGET_DIR="$root/target/arm64"
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="$root/ci/qemu-aarch64.sh"
+export CXX_aarch64_unknown_linux_gnu=aarch64-linux-gnu-g++ CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc
+export PROPTEST_CASES="${PROPTEST_CASES:-2}"
+$RUSTC --version
+
+# The faults test (damaged stores, each judged by child processes) took over 6 minutes per page
+# size here under load: opt-in with ARM64_FAULTS=1.
+faults=()
+if [ "${ARM64_FAULTS:-0}" = 1 ]; then faults=(--test faults); fi
+passed=0
+# Runs cargo test, counts the passed tests from its "test result:" lines.
+run_tests() {
+  local label=$1 log
+  shift
+  log=$(mktemp)
+  say "$label"
+  if ! cargo test -q --target "$triple" "$@" >"$log" 2>&1; then
+    cat "$log"
+    say "FAILED: $label"
+    exit 1
+  fi
+  local n
+  n=$(awk '/^test result:/ {for (i = 1; i <= NF; i++) if ($i == "passed;") s += $(i - 1)} END {print s + 0}' "$log")
+  [ "$n" -gt 0 ] || { cat "$log"; say "FAILED: $label ran no test"; exit 1; }
+  say "$label: $n passed"
+  passed=$((passed + n))
+  rm -f "$log"
+}
+
+say "building the aarch64 mmkv (release)"
+cargo build -q --release --target "$triple" -p mmkv-inspect
+
+for page in "" 16384; do
+  export ARM64_GUEST_PAGE=$page
+  at="guest page ${page:-default}"
+  run_tests "reader + inspect tests, $at" -p mmkv-reader -p mmkv-inspect
+  MMKV_VERSIONS=$versions run_tests "conformance differential ($versions), $at" \
+    -p conformance --test differential "${faults[@]}"
+done
+# The grade once, at 16 KiB pages (1,998 cases: about 3 minutes under qemu here).
+say "suite grade of the aarch64 mmkv, guest page 16384"
+ARM64_EXE="$CARGO_TARGET_DIR/$triple/release/mmkv" ARM64_GUEST_PAGE=16384 \
+  "$conformance" suite grade \
+  --reader "mmkv=MMKV=$root/ci/qemu-aarch64.sh python3 suite/drivers/mmkv_dump.py" \
+  --require-pass mmkv --json "$CARGO_TARGET_DIR/suite-grades.json"
+unset ARM64_GUEST_PAGE
+say "done: $passed tests passed (both page sizes); suite grade passed (16 KiB pages)"
