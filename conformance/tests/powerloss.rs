@@ -11,7 +11,7 @@ use conformance::powerloss::record::record;
 use conformance::powerloss::suite::{
     judge_files, recording_states, replay, run_powerloss, PowerlossConfig,
 };
-use conformance::sides::reads::{read_reader, ReaderFn, ReaderOutcome, Reads};
+use conformance::sides::reads::{open_store, read_reader, ReaderFn, ReaderOutcome, Reads};
 use conformance::vocab::STORE_ID;
 use conformance::writer::child::ChildExe;
 use conformance::{Features, StoreKind};
@@ -162,14 +162,7 @@ fn skips_last_confirmed(
     s: ErrorStrategy,
     page: u64,
 ) -> ReaderOutcome {
-    let mut opts = mmkv_reader::Options::new()
-        .page_size(page)
-        .aes256(kind.aes256())
-        .recover(s == ErrorStrategy::Recover);
-    if let Some(key) = kind.crypt_key() {
-        opts = opts.crypt_key(key);
-    }
-    let store = mmkv_reader::Store::open(dir.join(STORE_ID), opts).map_err(|e| e.to_string())?;
+    let store = open_store(dir, kind, s, page).map_err(|e| e.to_string())?;
     if store.snapshot().region_source() == mmkv_reader::RegionSource::LastConfirmed {
         return Ok(Reads::default());
     }
