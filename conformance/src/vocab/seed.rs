@@ -1,8 +1,9 @@
 //! The base seed every generated workload, fault state and power-loss state is drawn from:
 //! `CONFORMANCE_SEED` (a decimal `u64`), else [`DEFAULT_SEED`]. The same commit then runs the
 //! same cases (CI fails only for the change that broke it); another seed draws other cases.
-//! Each suite and test draws its own stream with [`derive`], so adding one leaves the others'
-//! cases as they were.
+//! The property tests draw one stream per label with [`derive`], so adding one leaves the
+//! others' cases as they were; the fault and power-loss suites take the base seed and split it
+//! per writer run themselves (`SplitMix::stream`).
 //!
 //! Outside the seed: the instant a timed kill (`Kill::During`) lands, and the official IV of
 //! the real-clock cells (Core takes it from `time()`); the verdicts they lead to are still
