@@ -88,7 +88,8 @@ def read_meta(case_dir):
 
 
 def choose_region(data, meta, recover):
-    """Section 6's decision: (region bytes, greedy) or None for an empty store."""
+    """Section 6's decision: (region bytes or None for an empty store, greedy, flags, meta
+    version as read)."""
     page = meta["page"]
     mapped = max(1, -(-len(data) // page)) * page
     mem = data.ljust(mapped, b"\0")
@@ -142,8 +143,7 @@ def read_store(case_dir, opening, recover):
     key_hex = opening.get("crypt_key_hex")
     if key_hex:
         key = bytes.fromhex(key_hex)
-        size = 32 if opening.get("aes256") else 16
-        iv = meta["iv"] if v >= 2 else key[:16].ljust(size, b"\0")[:16]
+        iv = meta["iv"] if v >= 2 else key[:16].ljust(16, b"\0")
         region = decrypt(region, key, opening.get("aes256"), iv)
     records = decode(region, greedy)
     expiring = bool(flags & 1)
