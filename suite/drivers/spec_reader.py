@@ -24,7 +24,8 @@ class BadStore(Exception):
 
 
 def varint(buf, pos, end):
-    """Reads a varint of up to 10 bytes at pos (section 3.6); returns (low 32 bits, next pos)."""
+    """Reads a varint of up to 10 bytes at pos (sections 3.2, 3.6); returns (low 32 bits, next
+    pos)."""
     value = 0
     for i in range(10):
         if pos >= end:
@@ -42,7 +43,7 @@ def decode(region, greedy):
     records = {}
     end = len(region)
     try:
-        _, pos = varint(region, 0, end)
+        _, pos = varint(region, 0, end)  # 3.2: the holder, 1 to 10 bytes, its value ignored
     except BadStore:
         if greedy:
             return records
