@@ -78,7 +78,8 @@ def read_meta(case_dir):
             raw = f.read()
     except FileNotFoundError:
         raw = b""
-    page = len(raw) if len(raw) >= META_SIZE else DEFAULT_PAGE  # 6.1
+    n = len(raw)
+    page = n if n >= DEFAULT_PAGE and n & (n - 1) == 0 else DEFAULT_PAGE  # 6.1
     m = raw[:META_SIZE].ljust(META_SIZE, b"\0")
     crc, version, _seq = struct.unpack_from("<III", m, 0)
     iv = m[12:28]
