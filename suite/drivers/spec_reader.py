@@ -20,7 +20,7 @@ DEFAULT_PAGE = 4096
 
 
 class BadStore(Exception):
-    """The region does not parse: the store is refused."""
+    """The region does not parse: the store is refused (section 6.5)."""
 
 
 def varint(buf, pos, end):
