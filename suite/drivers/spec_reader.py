@@ -155,7 +155,7 @@ def read_store(case_dir, opening, recover):
         if not val:  # removal record
             continue
         if expiring:
-            if len(val) < 4:  # too short for a suffix: kept as it is (8.1)
+            if len(val) < 4:  # too short for a suffix: kept as it is (3.5.1)
                 live[k] = val
                 continue
             (t,) = struct.unpack("<I", val[-4:])
