@@ -3,7 +3,9 @@
 It follows the document's sections: the meta structure (4), the loader's decision (6), the
 AES-CFB-128 stream (5), records and the expire suffix (3.3, 3.5) and which keys are live
 (6.3). It uses no code of this project but the protocol helper (suite_protocol.py).
-Default strategy: discard (section 6, step 7).
+Default strategy: discard (section 6, step 7). With SPEC_READER_STRATEGY=recover in the
+environment it reads as OnErrorRecover (step 8) and says so ("strategy": "recover"), so the
+grader judges damaged cases by their recover answers.
 """
 import json
 import os
@@ -166,14 +168,20 @@ def read_store(case_dir, opening, recover):
     return live
 
 
+RECOVER = os.environ.get("SPEC_READER_STRATEGY") == "recover"
+
+
 def answer(case_dir):
     try:
         with open(os.path.join(case_dir, "case.json")) as f:
             opening = json.load(f)["open"]
-        live = read_store(case_dir, opening, recover=False)
+        live = read_store(case_dir, opening, recover=RECOVER)
     except (BadStore, OSError, ValueError) as e:
         return {"error": str(e)}
-    return {"entries": [{"key": k.hex(), "value": v.hex()} for k, v in sorted(live.items())]}
+    out = {"entries": [{"key": k.hex(), "value": v.hex()} for k, v in sorted(live.items())]}
+    if RECOVER:
+        out["strategy"] = "recover"
+    return out
 
 
 if __name__ == "__main__":
