@@ -521,6 +521,8 @@ fn build_version(
         .then(|| job.entry.source.git.as_ref().map(|g| g.core_tree.clone()))
         .flatten();
     let source_id = pinned.clone().unwrap_or_else(|| core.display().to_string());
+    // The variant last ([`Variant`]: coverage; not the page size, chosen at run time, nor the
+    // target, which the compiler names).
     let key = format!(
         "{tag};{source_id};{flags:?};{unity_exclude:?};{};{};{};{:?};{CORE_PROFILE};{CORE_TARGET};{CORE_DEFINES:?}{}",
         cxx.path.display(),
