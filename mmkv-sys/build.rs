@@ -13,6 +13,9 @@
 //! - `MMKV_SYS_JOBS` how many versions to build at once (default: the available cores).
 //! - `MMKV_GIT_TIMEOUT` seconds a `git fetch` may take (default 300).
 //! - `MMKV_SYS_CACHE` where built libraries are kept (default `<target dir>/mmkv-sys-cache`).
+//! - `MMKV_SYS_COVERAGE=1` builds every Core with gcc `--coverage` (a build variant, see
+//!   [`Variant`]); `mmkv_sys::BuiltVersion::coverage` then names the directory of its `.gcno`
+//!   and `.gcda` files (`conformance coverage` reads them).
 //!
 //! Built libraries live outside OUT_DIR, in one directory per (tag, pinned `Core/` tree, flags,
 //! compiler, cmake, the build recipe), so every cargo profile (debug for `cargo test`, release for
@@ -50,6 +53,73 @@ struct Built {
     origin: String,
     core: PathBuf,
     features: FeatureSet,
+    /// The Core build directory holding the `.gcno`/`.gcda` files (coverage builds only).
+    coverage: Option<PathBuf>,
+}
+
+/// The build variants of the official libraries: what a build is asked for besides the
+/// version, each part of the cache key (so libraries of two variants never mix) and none of
+/// it in the key of a normal build (whose entries stay where they were). Not variants: the
+/// page size (a run-time choice, `getpagesize` is wrapped at link, src/page_size.rs) and the
+/// target (in the key through the compiler, which names it).
+#[derive(Clone, Copy)]
+struct Variant {
+    /// `MMKV_SYS_COVERAGE=1`: Core compiled with `--coverage`, the shim linked with `-lgcov`
+    /// (the shim itself is not instrumented).
+    coverage: bool,
+}
+
+/// The coverage variant's cmake definitions: `-O0` in place of Release's `-O3` (still
+/// `NDEBUG`, as the shim's inline headers are compiled): at `-O3` a function whose every call
+/// inside Core's unity translation units was inlined counts as never executed, and the
+/// counters of folded code are lost.
+const COVERAGE_DEFINES: &[(&str, &str)] = &[("CMAKE_CXX_FLAGS_RELEASE", "-O0 -DNDEBUG")];
+/// The coverage variant's compiler flags (the shim is linked with `-lgcov` instead).
+const COVERAGE_CXX_FLAGS: &[&str] = &["--coverage"];
+
+impl Variant {
+    fn from_env() -> Variant {
+        Variant {
+            coverage: env("MMKV_SYS_COVERAGE").is_some_and(|v| v.trim() != "0"),
+        }
+    }
+
+    /// The cmake definitions the variant adds (none for a normal build).
+    fn defines(self) -> &'static [(&'static str, &'static str)] {
+        if self.coverage {
+            COVERAGE_DEFINES
+        } else {
+            &[]
+        }
+    }
+
+    /// The compiler flags the variant adds to Core's (none for a normal build).
+    fn cxx_flags(self) -> &'static [&'static str] {
+        if self.coverage {
+            COVERAGE_CXX_FLAGS
+        } else {
+            &[]
+        }
+    }
+
+    /// What the variant adds to a build key: its flags and definitions (nothing for a normal
+    /// build, so normal keys are those of before variants existed).
+    fn key(self) -> String {
+        if self.coverage {
+            format!(";coverage;{:?};{:?}", self.cxx_flags(), self.defines())
+        } else {
+            String::new()
+        }
+    }
+
+    /// What it adds to the cache entry's directory name (`<tag><suffix>-<hash>`).
+    fn dir_suffix(self) -> &'static str {
+        if self.coverage {
+            "-coverage"
+        } else {
+            ""
+        }
+    }
 }
 
 fn env(name: &str) -> Option<String> {
@@ -184,6 +254,7 @@ fn main() {
     });
     let cxx = Compiler::identify(compiler.path());
     let recipe = Recipe::detect();
+    let variant = Variant::from_env();
     let parallel: usize = env("MMKV_SYS_JOBS")
         .and_then(|j| j.parse().ok())
         .filter(|&j| j > 0)
@@ -206,15 +277,17 @@ fn main() {
                         &manifest.join("shim"),
                         &cxx,
                         &recipe,
+                        variant,
                     )
                 }))
                 .unwrap_or_else(|_| Err("the cmake build panicked (see the output above)".into()));
-                let r = r.map(|library| Built {
+                let r = r.map(|(library, build_dir)| Built {
                     tag: job.name.clone(),
                     library,
                     origin: core.origin.describe(),
                     core: core.path.clone(),
                     features: job.entry.features,
+                    coverage: variant.coverage.then_some(build_dir),
                 });
                 results.lock().expect("results").push((job.name.clone(), r));
             });
@@ -425,8 +498,8 @@ fn write_if_changed(path: &Path, data: &[u8]) -> Result<(), String> {
 /// cmake-builds Core (static, PIC, Release, one unity translation unit per 32 sources) and
 /// links shim + Core into libmmkv_shim_<tag>.so, both in the version's cache directory
 /// `<cache>/<tag>-<key>`, key = (tag, pinned Core tree or override path, flags, compiler, the
-/// recipe); the library in its subdirectory `shim-<hash of the shim sources, link arguments and
-/// libcore>`.
+/// recipe, the variant); the library in its subdirectory `shim-<hash of the shim sources, link
+/// arguments and libcore>`. Returns the library and Core's cmake build directory.
 fn build_version(
     job: &Job,
     core: &Path,
@@ -434,7 +507,8 @@ fn build_version(
     shim: &Path,
     cxx: &Compiler,
     recipe: &Recipe,
-) -> Result<PathBuf, String> {
+    variant: Variant,
+) -> Result<(PathBuf, PathBuf), String> {
     let tag = &job.name;
     let number = job.entry.tag.number();
     let flags = job.entry.cxxflags();
@@ -447,14 +521,21 @@ fn build_version(
         .then(|| job.entry.source.git.as_ref().map(|g| g.core_tree.clone()))
         .flatten();
     let source_id = pinned.clone().unwrap_or_else(|| core.display().to_string());
+    // The variant last ([`Variant`]: coverage; not the page size, chosen at run time, nor the
+    // target, which the compiler names).
     let key = format!(
-        "{tag};{source_id};{flags:?};{unity_exclude:?};{};{};{};{:?};{CORE_PROFILE};{CORE_TARGET};{CORE_DEFINES:?}",
+        "{tag};{source_id};{flags:?};{unity_exclude:?};{};{};{};{:?};{CORE_PROFILE};{CORE_TARGET};{CORE_DEFINES:?}{}",
         cxx.path.display(),
         cxx.id,
         recipe.cmake,
         recipe.cxx_flags,
+        variant.key(),
     );
-    let dir = cache.join(format!("{tag}-{:016x}", hash_of(&key)));
+    let dir = cache.join(format!(
+        "{tag}{}-{:016x}",
+        variant.dir_suffix(),
+        hash_of(&key)
+    ));
     let _lock = lock_dir(&dir)?;
 
     let build_root = dir.join("core");
@@ -488,6 +569,12 @@ fn build_version(
         }
         if !flags.is_empty() {
             cfg.cxxflag(flags.join(" "));
+        }
+        for (name, value) in variant.defines() {
+            cfg.define(name, value);
+        }
+        for flag in variant.cxx_flags() {
+            cfg.cxxflag(flag);
         }
         cfg.build();
         if !libcore.is_file() {
@@ -528,6 +615,10 @@ fn build_version(
         libcore.display().to_string(),
     ]);
     args.extend(zlib.iter().cloned());
+    if variant.coverage {
+        // libcore.a's counters and their dump at exit (libgcov, linked into this library).
+        args.push("-lgcov".into());
+    }
     args.extend([
         "-lpthread".into(),
         format!("-Wl,--version-script={}", shim.join("shim.map").display()),
@@ -571,7 +662,7 @@ fn build_version(
         if let Ok(f) = std::fs::OpenOptions::new().write(true).open(&fp_file) {
             let _ = f.set_modified(std::time::SystemTime::now());
         }
-        return Ok(so);
+        return Ok((so, build_root.join("build")));
     }
     let output = Command::new(&cxx.path)
         .args(&args)
@@ -590,7 +681,7 @@ fn build_version(
     // A rename: a process that has the previous library loaded keeps its (unlinked) copy.
     std::fs::rename(&tmp_so, &so).map_err(|e| format!("rename to {}: {e}", so.display()))?;
     std::fs::write(&fp_file, fp).map_err(|e| e.to_string())?;
-    Ok(so)
+    Ok((so, build_root.join("build")))
 }
 
 fn write_built(out: &Path, built: &[Built], unbuilt: &[(String, String)]) {
@@ -604,12 +695,13 @@ fn write_built(out: &Path, built: &[Built], unbuilt: &[(String, String)]) {
     for b in built {
         let _ = writeln!(
             s,
-            "    crate::BuiltVersion {{ tag: {:?}, library: {:?}, origin: {:?}, core: {:?}, features: mmkv_versions::FeatureSet::from_bits({:#x}) }},",
+            "    crate::BuiltVersion {{ tag: {:?}, library: {:?}, origin: {:?}, core: {:?}, features: mmkv_versions::FeatureSet::from_bits({:#x}), coverage: {:?} }},",
             b.tag,
             b.library.display().to_string(),
             b.origin,
             b.core.display().to_string(),
-            b.features.bits()
+            b.features.bits(),
+            b.coverage.as_ref().map(|d| d.display().to_string()),
         );
     }
     s.push_str("];\npub(crate) static UNBUILT: &[crate::Unbuilt] = &[\n");

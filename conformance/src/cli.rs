@@ -26,6 +26,9 @@ pub struct Cli {
 pub enum Command {
     /// Run the whole matrix (versions x store kinds) and print the table.
     Report(ReportArgs),
+    /// The official library's coverage under the report (needs an `MMKV_SYS_COVERAGE=1`
+    /// build and gcovr).
+    Coverage(conformance::coverage::CoverageArgs),
     /// Run nothing: merge `report --json` outputs (e.g. CI shards) into one table.
     Merge {
         /// The `report --json` outputs.

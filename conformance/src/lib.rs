@@ -15,10 +15,13 @@
 //! - [`report`]: the version × store-kind matrix; [`html`]: the report as a web page;
 //! - [`suite`]: the portable conformance suite for any MMKV reader (build, verify, grade);
 //! - [`writer`]: the child processes that run the official library (one way to spawn and
-//!   watch them).
+//!   watch them);
+//! - [`coverage`]: how much of the official library the report reaches (gcovr over a coverage
+//!   build).
 #![warn(missing_docs)]
 
 pub mod corpus;
+pub mod coverage;
 pub mod differential;
 pub mod error;
 pub mod fault;

@@ -252,6 +252,7 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
                 ReportRequest::Run(run) => report(run, &output),
             }
         }
+        Command::Coverage(args) => conformance::coverage::main(args),
         Command::Merge { files, output } => emit(&merge_files(&files)?, &output.validate()?, &[]),
         Command::Record {
             tag,

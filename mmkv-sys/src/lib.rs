@@ -80,6 +80,9 @@ pub struct BuiltVersion {
     pub core: &'static str,
     /// Its features in versions.yaml (an extra tag: those of the newest listed tag before it).
     pub features: versions::FeatureSet,
+    /// A coverage build's (`MMKV_SYS_COVERAGE=1`) Core build directory, where its `.gcno` files
+    /// are and the library writes its `.gcda` counters at process exit; `None` in a normal build.
+    pub coverage: Option<&'static str>,
 }
 
 /// A selected version that was not built because its sources could not be fetched (offline,

@@ -1,0 +1,159 @@
+//! The pinned coverage figures (conformance/coverage-floor.yaml): per version, the line and
+//! branch percentages of Core that `conformance coverage --check-floor` must reach.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::{Error, Result};
+
+/// One version's pinned figures.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Floor {
+    /// The tag.
+    pub version: String,
+    /// Lowest line coverage, percent.
+    pub lines: f64,
+    /// Lowest branch coverage, percent.
+    pub branches: f64,
+}
+
+/// One version's measured figures, percent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figures {
+    /// The tag.
+    pub version: String,
+    /// Line coverage.
+    pub lines: f64,
+    /// Branch coverage.
+    pub branches: f64,
+}
+
+/// Parses a floor file: a YAML list of [`Floor`]s, each version once, each figure a
+/// percentage.
+pub fn parse(text: &str) -> std::result::Result<Vec<Floor>, String> {
+    let floors: Vec<Floor> = serde_norway::from_str(text).map_err(|e| e.to_string())?;
+    for (i, f) in floors.iter().enumerate() {
+        for (what, v) in [("lines", f.lines), ("branches", f.branches)] {
+            if !(0.0..=100.0).contains(&v) {
+                return Err(format!("{}: {what} {v} is not a percentage", f.version));
+            }
+        }
+        if floors[..i].iter().any(|g| g.version == f.version) {
+            return Err(format!("{} is listed twice", f.version));
+        }
+    }
+    Ok(floors)
+}
+
+/// Reads and parses a floor file.
+pub fn load(path: &Path) -> Result<Vec<Floor>> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    parse(&text).map_err(|e| Error::Other(format!("{}: {e}", path.display())))
+}
+
+/// What the check found: a line per measured version, and whether it passed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Check {
+    /// One line per measured version (below, at or above its floor, or without one).
+    pub lines: Vec<String>,
+    /// No figure below its floor, and at least one version checked (a check that compared
+    /// nothing has not passed).
+    pub passed: bool,
+}
+
+/// Compares each measured version with its floor (versions without one are named, not failed).
+pub fn check(floors: &[Floor], measured: &[Figures]) -> Check {
+    let mut lines = Vec::new();
+    let mut passed = true;
+    let mut checked = 0;
+    for m in measured {
+        let Some(f) = floors.iter().find(|f| f.version == m.version) else {
+            lines.push(format!("{}: no floor", m.version));
+            continue;
+        };
+        checked += 1;
+        let mut below = Vec::new();
+        for (what, got, floor) in [
+            ("lines", m.lines, f.lines),
+            ("branches", m.branches, f.branches),
+        ] {
+            if got < floor {
+                below.push(format!("{what} {got:.2}% < floor {floor:.2}%"));
+            }
+        }
+        if below.is_empty() {
+            lines.push(format!(
+                "{}: lines {:.2}% >= {:.2}%, branches {:.2}% >= {:.2}%",
+                m.version, m.lines, f.lines, m.branches, f.branches
+            ));
+        } else {
+            passed = false;
+            lines.push(format!("{}: BELOW FLOOR: {}", m.version, below.join(", ")));
+        }
+    }
+    if checked == 0 {
+        passed = false;
+        lines.push("no measured version has a floor: nothing was checked".into());
+    }
+    Check { lines, passed }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn figures(version: &str, lines: f64, branches: f64) -> Figures {
+        Figures {
+            version: version.into(),
+            lines,
+            branches,
+        }
+    }
+
+    const FILE: &str = "- version: v2.4.2\n  lines: 75.0\n  branches: 47.0\n";
+
+    #[test]
+    fn at_or_above_the_floor_passes() {
+        let floors = parse(FILE).unwrap();
+        assert!(check(&floors, &[figures("v2.4.2", 75.0, 47.0)]).passed);
+        assert!(check(&floors, &[figures("v2.4.2", 91.0, 80.0)]).passed);
+    }
+
+    #[test]
+    fn below_either_figure_fails_and_says_which() {
+        let floors = parse(FILE).unwrap();
+        let c = check(&floors, &[figures("v2.4.2", 74.99, 60.0)]);
+        assert!(!c.passed);
+        assert!(c.lines[0].contains("lines 74.99% < floor 75.00%"), "{c:?}");
+        assert!(!c.lines[0].contains("branches"), "{c:?}");
+        let c = check(&floors, &[figures("v2.4.2", 80.0, 46.0)]);
+        assert!(!c.passed);
+        assert!(
+            c.lines[0].contains("branches 46.00% < floor 47.00%"),
+            "{c:?}"
+        );
+    }
+
+    #[test]
+    fn a_version_without_floor_is_named_and_a_check_of_nothing_fails() {
+        let floors = parse(FILE).unwrap();
+        let c = check(
+            &floors,
+            &[figures("v1.2.16", 10.0, 5.0), figures("v2.4.2", 76.0, 48.0)],
+        );
+        assert!(c.passed, "{c:?}");
+        assert_eq!(c.lines[0], "v1.2.16: no floor");
+        let c = check(&floors, &[figures("v1.2.16", 99.0, 99.0)]);
+        assert!(!c.passed, "{c:?}");
+    }
+
+    #[test]
+    fn bad_files_are_refused() {
+        assert!(parse("- version: v2.4.2\n  lines: 175\n  branches: 4\n").is_err());
+        assert!(parse("- version: v2.4.2\n  lines: 75\n").is_err());
+        assert!(parse("- version: v2.4.2\n  lines: 75\n  branches: 4\n  functions: 3\n").is_err());
+        assert!(parse(&format!("{FILE}{FILE}")).is_err());
+    }
+}
