@@ -126,9 +126,11 @@ fn seed_bytes(seed: u64) -> [u8; 32] {
     out
 }
 
-/// The first `n` workloads the generator draws for `kind` and `features` from `seed`, with the
-/// RNG a property run with that seed starts from (no shrinking, nothing run): what a seed
-/// decides, for tests that the same seed draws the same cases.
+/// The first `n` workloads a property run with `seed` draws for `kind` and `features` (nothing
+/// is run): proptest's own runner draws them, as [`check_property`] has it draw its cases
+/// (each case from an RNG it reseeds from the last), each accepted at once. What a seed
+/// decides: the same seed draws the same cases, and the report's plan digest is made of them
+/// ([`crate::report::digest::cell_digest`]).
 pub fn draw_workloads(
     kind: StoreKind,
     features: crate::vocab::kind::Features,
@@ -136,15 +138,23 @@ pub fn draw_workloads(
     seed: u64,
     n: usize,
 ) -> Vec<Workload> {
-    use proptest::strategy::{Strategy, ValueTree};
+    let config = Config {
+        cases: u32::try_from(n).unwrap_or(u32::MAX),
+        failure_persistence: None,
+        source_file: None,
+        ..Config::default()
+    };
     let mut runner = TestRunner::new_with_rng(
-        Config::default(),
+        config,
         TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes(seed)),
     );
-    let strategy = workload_strategy(kind, features, gen);
-    (0..n)
-        .filter_map(|_| strategy.new_tree(&mut runner).ok().map(|t| t.current()))
-        .collect()
+    let drawn = std::cell::RefCell::new(Vec::with_capacity(n));
+    // Every case passes, so the run cannot fail.
+    let _ = runner.run(&workload_strategy(kind, features, gen), |w| {
+        drawn.borrow_mut().push(w);
+        Ok(())
+    });
+    drawn.into_inner()
 }
 
 /// Runs the differential property for `kind` on `lib` with `reader`.

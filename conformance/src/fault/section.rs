@@ -8,6 +8,7 @@ use std::fmt::{Display, Write as _};
 use serde::{Deserialize, Serialize};
 
 use crate::fault::summary::Summary;
+use crate::vocab::digest::combine;
 use crate::vocab::merge::merge_fields;
 
 /// What a fault-suite run judged.
@@ -38,11 +39,16 @@ pub struct FaultSection {
     pub upstream: Vec<String>,
     /// Wall-clock seconds the run took (summed over merged sections).
     pub seconds: f64,
+    /// The plan digest of each run merged into this section (one per page size and shard;
+    /// [`crate::fault::suite::plan_digest`]), in the order merged; see
+    /// [`FaultSection::plan_digest`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub plan_digests: Vec<String>,
 }
 
 // The seed stays the first section's.
 merge_fields!(FaultSection: states, writer_runs, killed_runs, per_version, per_page_size, verdicts,
-    verdicts_per_version, disagreements, upstream, seconds);
+    verdicts_per_version, disagreements, upstream, seconds, plan_digests);
 
 impl FaultSection {
     /// The section of a suite run with `seed`.
@@ -64,7 +70,14 @@ impl FaultSection {
             disagreements: summary.disagreements().into_iter().map(line).collect(),
             upstream: summary.upstream().into_iter().map(line).collect(),
             seconds: 0.0,
+            plan_digests: summary.plan_digest.iter().cloned().collect(),
         }
+    }
+
+    /// The digest of what the seed drew for its runs, whatever order they were merged in
+    /// ([`combine`]); `None` for a section from before digests.
+    pub fn plan_digest(&self) -> Option<String> {
+        combine(&self.plan_digests)
     }
 
     /// Passed: some state was judged, none disagrees, and the official library read enough
@@ -113,11 +126,19 @@ impl FaultSection {
             self.states,
             unread,
         );
+        plan_digest_line(&mut s, self.plan_digest());
         s
     }
 }
 
 // What this section and the power-loss suite's (`powerloss::section`) have in common.
+
+/// The last line of a section's text: `  plan digest: HEX` (nothing without one).
+pub fn plan_digest_line(s: &mut String, digest: Option<String>) {
+    if let Some(d) = digest {
+        let _ = writeln!(s, "  plan digest: {d}");
+    }
+}
 
 /// Counts on one line: `v2.4.2: 10, v2.4.1: 3`.
 pub fn counts_line(m: &BTreeMap<String, u64>) -> String {

@@ -17,6 +17,7 @@ use crate::judge::state::{disagrees, judge_outcomes, upstream, Verdicts};
 use crate::sides::official::OfficialLib;
 use crate::sides::reads::{read_reader, OfficialOutcome, ReaderFn};
 use crate::sides::sys::{built_tags, SysLib};
+use crate::vocab::digest::PlanHasher;
 use crate::vocab::kind::{Features, StoreKind};
 use crate::vocab::pool::{default_jobs, run_in_order};
 use crate::vocab::{actual_size, SplitMix, STORE_ID};
@@ -184,49 +185,159 @@ pub fn judge_state(
     judge_outcomes(features, &scope, kind, page, reader, dir, &judged, scratch)
 }
 
-/// What one writer run (a base) gave: its states, judged.
+/// Writer run `number` (from 1) as the seed draws it before it runs: the writer (its seed
+/// and kill point) and the generator its states' damage comes from. Every draw comes from
+/// [`SplitMix::stream`] of the suite's seed and `number` alone, so runs can be drawn in any
+/// order or at once.
+#[derive(Debug, Clone)]
+pub struct BasePlan {
+    /// The run's number (from 1).
+    pub number: usize,
+    /// The writer: the fault plan of `ops` ops with its own seed and kill point.
+    pub writer: WriterSpec,
+    rng: SplitMix,
+}
+
+impl BasePlan {
+    /// Draws run `number` of a suite with `seed`, its writer making a store of `kind` in
+    /// `ops` ops.
+    pub fn draw(seed: u64, number: usize, kind: StoreKind, ops: usize) -> BasePlan {
+        let mut rng = SplitMix::stream(seed, number as u64);
+        let writer_seed = rng.next_u64();
+        let kill = match rng.below(10) {
+            0..=2 => Kill::Never,
+            3..=5 => Kill::BeforeOp(rng.below(ops as u64) as usize),
+            _ => Kill::During(rng.below(ops as u64) as usize, rng.below(3000)),
+        };
+        BasePlan {
+            number,
+            writer: WriterSpec {
+                seed: writer_seed,
+                kind,
+                kill,
+                ..WriterSpec::new(Plan::Faults, ops, 0)
+            },
+            rng,
+        }
+    }
+
+    /// The damage of state `j` (called for `j` = 0, 1, ... in turn) of the store the writer
+    /// left: a data file of `data_len` bytes with a region of `region_len`, written with pages
+    /// of `page` bytes. The first state of a killed run is the run's own (no damage).
+    pub fn damage(
+        &mut self,
+        j: usize,
+        killed: bool,
+        data_len: u64,
+        region_len: u64,
+        page: u64,
+    ) -> Damage {
+        if j == 0 && killed {
+            Damage::default()
+        } else {
+            Damage::choose(&mut self.rng, data_len, region_len, page)
+        }
+    }
+
+    /// The digest of what the seed drew for this run on `target` with its `states` (index,
+    /// damage): version, kind, the writer's seed, kill point and ops, and each state's damage.
+    /// Under a timed kill (`Kill::During`) a state counts by its index alone: its damage aims
+    /// at what the writer left when the kill landed, and where it lands is outside the seed.
+    pub fn digest(&self, target: &Target, states: &[(usize, &Damage)]) -> String {
+        let w = &self.writer;
+        let mut h = PlanHasher::new("fault run");
+        h.add(&(self.number, &target.tag, target.kind, w.seed, w.kill.arg()))
+            .add(&w.ops(&target.features));
+        let timed = matches!(w.kill, Kill::During(..));
+        for (index, damage) in states {
+            h.add(&(index, (!timed).then(|| damage.to_string())));
+        }
+        h.hex()
+    }
+}
+
+/// The suite's writer runs: (number from 1, index of its first state, states), `per_base`
+/// states each.
+fn bases(cfg: &SuiteConfig) -> Vec<(usize, usize, usize)> {
+    let per_base = cfg.per_base.max(1);
+    (0..cfg.states.div_ceil(per_base))
+        .map(|b| {
+            let first = b * per_base;
+            (b + 1, first, per_base.min(cfg.states - first))
+        })
+        .collect()
+}
+
+/// The suite's plan digest: its size (states, ops, states per run, page size) and the digest
+/// of each writer run ([`BasePlan::digest`]), in run order. Not the seed itself: the digest
+/// says what the seed drew.
+pub fn plan_digest(cfg: &SuiteConfig, runs: &[String]) -> String {
+    let mut h = PlanHasher::new("faults");
+    h.add(&(
+        cfg.states,
+        cfg.ops,
+        cfg.per_base.max(1),
+        cfg.exe.official_page_size(),
+    ));
+    for r in runs {
+        h.add(r);
+    }
+    h.hex()
+}
+
+/// The suite's plan digest as [`run_suite`] would find it, drawn without running anything:
+/// `layout` says what each run's writer would leave (killed, data file length, region
+/// length). For tests that a seed draws one plan.
+pub fn draw_plan(
+    cfg: &SuiteConfig,
+    targets: &[Target],
+    layout: impl Fn(&BasePlan) -> (bool, u64, u64),
+) -> String {
+    let page = cfg.exe.official_page_size();
+    let runs: Vec<String> = bases(cfg)
+        .into_iter()
+        .map(|(number, first, n)| {
+            let target = &targets[(number - 1) % targets.len()];
+            let mut plan = BasePlan::draw(cfg.seed, number, target.kind, cfg.ops);
+            let (killed, data_len, region) = layout(&plan);
+            let damages: Vec<Damage> = (0..n)
+                .map(|j| plan.damage(j, killed, data_len, region, page))
+                .collect();
+            let states: Vec<(usize, &Damage)> = (first..).zip(&damages).collect();
+            plan.digest(target, &states)
+        })
+        .collect();
+    plan_digest(cfg, &runs)
+}
+
+/// What one writer run (a base) gave: its states, judged, and the digest of its plan.
 struct Base {
     killed: bool,
     records: Vec<StateRecord>,
+    digest: String,
 }
 
-/// Writer run number `base_no` and the states derived from it (indices `first..first + n`),
-/// all in `dir`. Its random choices come from its own generator, derived from the suite's
-/// seed and `base_no` alone, so bases can run in any order or at once.
+/// Writer run `number` and the states derived from it (indices `first..first + n`), all in
+/// `dir` (its random choices: [`BasePlan`]).
 fn run_base(
     cfg: &SuiteConfig,
     target: &Target,
-    base_no: usize,
+    number: usize,
     first: usize,
     n: usize,
     dir: &Path,
 ) -> Result<Base> {
     let (tag, kind) = (&target.tag, target.kind);
-    let mut rng = SplitMix::stream(cfg.seed, base_no as u64);
-    let writer_seed = rng.next_u64();
-    let kill = match rng.below(10) {
-        0..=2 => Kill::Never,
-        3..=5 => Kill::BeforeOp(rng.below(cfg.ops as u64) as usize),
-        _ => Kill::During(rng.below(cfg.ops as u64) as usize, rng.below(3000)),
-    };
+    let mut plan = BasePlan::draw(cfg.seed, number, kind, cfg.ops);
+    let (writer_seed, kill) = (plan.writer.seed, plan.writer.kill);
     let base = dir.join("written");
     std::fs::create_dir_all(&base).map_err(|e| Error::io(&base, e))?;
-    let spec = WriterSpec {
-        seed: writer_seed,
-        kind,
-        kill,
-        ..WriterSpec::new(Plan::Faults, cfg.ops, 0)
-    };
-    let killed = run_killed(&cfg.exe, tag, &base, &spec)?;
+    let killed = run_killed(&cfg.exe, tag, &base, &plan.writer)?;
     let (data_len, region) = region_len(&base);
     let page = cfg.exe.official_page_size();
     let mut records = Vec::with_capacity(n);
     for j in 0..n {
-        let damage = if j == 0 && killed {
-            Damage::default()
-        } else {
-            Damage::choose(&mut rng, data_len, region, page)
-        };
+        let damage = plan.damage(j, killed, data_len, region, page);
         let index = first + j;
         let sdir = dir.join(format!("state-{index}"));
         copy_store(&base, &sdir)?;
@@ -258,37 +369,42 @@ fn run_base(
         records.push(rec);
     }
     let _ = std::fs::remove_dir_all(dir);
-    Ok(Base { killed, records })
+    let states: Vec<(usize, &Damage)> = records.iter().map(|r| (r.index, &r.damage)).collect();
+    let digest = plan.digest(target, &states);
+    Ok(Base {
+        killed,
+        records,
+        digest,
+    })
 }
 
 /// Runs the suite; `progress` is called after every judged state, in index order.
 ///
 /// Writer runs ("bases", [`SuiteConfig::per_base`] states each) run on
 /// [`SuiteConfig::jobs`] threads, each in its own directory with its own generator
-/// ([`SplitMix::stream`] of the seed and the base number), and their states are collected in
-/// base order: the result does not depend on `jobs`.
+/// ([`BasePlan`]), and their states are collected in base order: the result does not depend
+/// on `jobs`. The summary carries the run's [`plan_digest`].
 pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> Result<Summary> {
     let libs = targets(&cfg.tags, &StoreKind::ALL, true)?;
     let work = tempfile::Builder::new()
         .prefix("mmkv-faults")
         .tempdir()
         .map_err(|e| Error::io(std::env::temp_dir(), e))?;
-    let per_base = cfg.per_base.max(1);
-    let bases: Vec<usize> = (0..cfg.states.div_ceil(per_base)).collect();
     let mut summary = Summary::default();
+    let mut runs = Vec::new();
     run_in_order(
-        bases,
+        bases(cfg),
         cfg.jobs,
-        |b| {
-            let first = b * per_base;
-            let n = per_base.min(cfg.states - first);
-            let dir = work.path().join(format!("base-{}", b + 1));
-            run_base(cfg, &libs[b % libs.len()], b + 1, first, n, &dir)
+        |(number, first, n)| {
+            let dir = work.path().join(format!("base-{number}"));
+            let target = &libs[(number - 1) % libs.len()];
+            run_base(cfg, target, number, first, n, &dir)
         },
         |base| -> Result<ControlFlow<()>> {
             let base = base?;
             summary.writer_runs += 1;
             summary.killed_runs += usize::from(base.killed);
+            runs.push(base.digest);
             for rec in base.records {
                 progress(&rec);
                 summary.records.push(rec);
@@ -296,5 +412,6 @@ pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> R
             Ok(ControlFlow::Continue(()))
         },
     )?;
+    summary.plan_digest = Some(plan_digest(cfg, &runs));
     Ok(summary)
 }

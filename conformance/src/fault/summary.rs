@@ -83,6 +83,8 @@ pub struct Summary {
     pub writer_runs: usize,
     /// Writer runs that ended by SIGKILL.
     pub killed_runs: usize,
+    /// The digest of what the seed drew ([`crate::fault::suite::plan_digest`]).
+    pub plan_digest: Option<String>,
 }
 
 impl Summary {

@@ -10,11 +10,12 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use crate::fault::section::{
-    counts_line, enough_official_reads, findings_text, phrase, saved_line,
+    counts_line, enough_official_reads, findings_text, phrase, plan_digest_line, saved_line,
 };
 use crate::fault::summary::verdict_key;
 use crate::powerloss::judged::Judged;
 use crate::powerloss::record::Recording;
+use crate::vocab::digest::combine;
 use crate::vocab::merge::merge_fields;
 
 /// Upstream-finding and disagreement lines kept at most (the counts are exact).
@@ -67,12 +68,17 @@ pub struct PowerlossSection {
     pub upstream: Vec<String>,
     /// Wall-clock seconds (summed over merged sections).
     pub seconds: f64,
+    /// The plan digest of each run merged into this section (one per page size and shard;
+    /// [`crate::powerloss::suite::plan_digest`]), in the order merged; see
+    /// [`PowerlossSection::plan_digest`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub plan_digests: Vec<String>,
 }
 
 // The seed stays the first section's.
 merge_fields!(PowerlossSection: states, recordings, calls, sync_points, per_version, per_page_size, per_kind,
     verdicts, per_version_verdicts, reader_sources, crc_ahead, data_ahead, torn, old_size,
-    disagreeing, upstream_states, reader_panics, disagreements, upstream, seconds);
+    disagreeing, upstream_states, reader_panics, disagreements, upstream, seconds, plan_digests);
 
 impl PowerlossSection {
     /// Counts a recording.
@@ -131,6 +137,12 @@ impl PowerlossSection {
             && self.disagreeing == 0
             && self.reader_panics == 0
             && enough_official_reads(self.states, self.upstream_states)
+    }
+
+    /// The digest of what the seed drew for its runs, whatever order they were merged in
+    /// ([`combine`]); `None` for a section from before digests.
+    pub fn plan_digest(&self) -> Option<String> {
+        combine(&self.plan_digests)
     }
 
     /// For the report's summary line.
@@ -194,6 +206,7 @@ impl PowerlossSection {
             self.states,
             self.upstream_states,
         );
+        plan_digest_line(&mut s, self.plan_digest());
         s
     }
 }

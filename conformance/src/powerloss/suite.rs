@@ -17,11 +17,12 @@ use crate::fault::suite::{targets, Target};
 use crate::fault::summary::verdicts_line;
 use crate::judge::state::{disagrees, judge_outcomes, Verdict};
 use crate::powerloss::judged::{Judged, Verdicts};
-use crate::powerloss::record::{record, Recording};
+use crate::powerloss::record::{record, spec, writer_page, Recording};
 use crate::powerloss::section::PowerlossSection;
 use crate::powerloss::states::{base_image, states_at, CrashState};
 use crate::sides::reads::{open_store, read_reader, OfficialOutcome, ReaderFn, ReaderPath};
 use crate::sides::sys::built_tags;
+use crate::vocab::digest::PlanHasher;
 use crate::vocab::kind::StoreKind;
 use crate::vocab::pool::{default_jobs, run_in_order, run_ordered};
 use crate::vocab::{SplitMix, STORE_ID};
@@ -405,6 +406,8 @@ fn subset(mut all: Vec<CrashState>, max: usize, rng: &mut SplitMix) -> Vec<Crash
 
 /// One recording (a base) with its candidate states.
 struct Base {
+    /// Its number (from 1).
+    number: usize,
     target: Target,
     seed: u64,
     rec: Recording,
@@ -414,8 +417,16 @@ struct Base {
     rng: SplitMix,
 }
 
-/// Recording number `base_no` and its candidate states, made in `dir`. Its random choices come
-/// from its own generator, derived from the seed and `base_no` alone.
+/// Recording `number`'s generator and its writer's seed under the suite's `seed`: its draws
+/// depend on (`seed`, `number`) alone.
+pub fn draw_recording(seed: u64, number: usize) -> (SplitMix, u64) {
+    let mut rng = SplitMix::stream(seed ^ 0x90e7_1055, number as u64);
+    let writer_seed = rng.next_u64();
+    (rng, writer_seed)
+}
+
+/// Recording number `base_no` and its candidate states, made in `dir` (its random choices:
+/// [`draw_recording`]).
 fn record_base(
     cfg: &PowerlossConfig,
     target: &Target,
@@ -423,8 +434,7 @@ fn record_base(
     per_recording: usize,
     dir: &Path,
 ) -> Result<Base> {
-    let mut rng = SplitMix::stream(cfg.seed ^ 0x90e7_1055, base_no as u64);
-    let seed = rng.next_u64();
+    let (mut rng, seed) = draw_recording(cfg.seed, base_no);
     let rec = record(
         &cfg.exe,
         &target.tag,
@@ -437,12 +447,121 @@ fn record_base(
     let _ = std::fs::remove_dir_all(dir);
     let states = recording_states(&rec, cfg.per_point, per_recording, &mut rng);
     Ok(Base {
+        number: base_no,
         target: target.clone(),
         seed,
         rec,
         states,
         rng,
     })
+}
+
+/// The states a recording gives when the run still needs `left`: its candidates, or a
+/// random subset of `left` of them (drawn with the recording's generator).
+fn take_states(base: &mut Base, left: usize) {
+    if left < base.states.len() {
+        let all = std::mem::take(&mut base.states);
+        base.states = subset(all, left, &mut base.rng);
+    }
+}
+
+/// States per recording at most: small runs over many versions spread over as many
+/// recordings as there are targets.
+fn per_recording(cfg: &PowerlossConfig, targets: usize) -> usize {
+    cfg.per_recording
+        .min(cfg.states.div_ceil(targets.max(1)).max(10))
+}
+
+/// The digest of what the seed drew for recording `number` on `target` (its writer's `seed`,
+/// the power-loss plan of `ops` ops) and of the crash states judged of it (index, state: the
+/// crash point and, per file, the sync it starts from, its size and the pages written since,
+/// by step), in index order.
+pub fn recording_digest(
+    target: &Target,
+    number: usize,
+    seed: u64,
+    ops: usize,
+    states: &[(usize, &CrashState)],
+) -> String {
+    let mut h = PlanHasher::new("power-loss recording");
+    h.add(&(number, &target.tag, target.kind, seed))
+        .add(&spec(target.kind, seed, ops).ops(&target.features));
+    for (index, state) in states {
+        h.add(&(index, state.to_string()));
+    }
+    h.hex()
+}
+
+/// The suite's plan digest: its size (states, ops, states per crash point and per recording,
+/// the writer's page size) and the digest of every recording that gave states
+/// ([`recording_digest`]), in recording order. Not the seed itself, nor recordings that gave
+/// no state (how many a wave makes depends on `jobs`).
+pub fn plan_digest(cfg: &PowerlossConfig, per_recording: usize, recordings: &[String]) -> String {
+    let mut h = PlanHasher::new("power-loss");
+    h.add(&(
+        cfg.states,
+        cfg.ops,
+        cfg.per_point,
+        per_recording,
+        writer_page(&cfg.exe),
+    ));
+    for r in recordings {
+        h.add(r);
+    }
+    h.hex()
+}
+
+/// The suite's plan digest as [`run_powerloss`] would find it, drawn without running anything:
+/// `recording` stands for the official writer (target, writer seed -> what it recorded). For
+/// tests that a seed draws one plan. Stops early when a round of recordings over every target
+/// gives no state.
+pub fn draw_plan(
+    cfg: &PowerlossConfig,
+    targets: &[Target],
+    recording: impl Fn(&Target, u64) -> Recording,
+) -> String {
+    let per_recording = per_recording(cfg, targets.len());
+    let (mut index, mut idle, mut number) = (0, 0, 0);
+    let mut digests = Vec::new();
+    while index < cfg.states && idle < targets.len() {
+        number += 1;
+        let target = &targets[(number - 1) % targets.len()];
+        let (mut rng, seed) = draw_recording(cfg.seed, number);
+        let rec = recording(target, seed);
+        let states = recording_states(&rec, cfg.per_point, per_recording, &mut rng);
+        let mut base = Base {
+            number,
+            target: target.clone(),
+            seed,
+            rec,
+            states,
+            rng,
+        };
+        take_states(&mut base, cfg.states - index);
+        idle = if base.states.is_empty() { idle + 1 } else { 0 };
+        if let Some(d) = base.digest(cfg, index) {
+            digests.push(d);
+        }
+        index += base.states.len();
+    }
+    plan_digest(cfg, per_recording, &digests)
+}
+
+impl Base {
+    /// Its [`recording_digest`], its states numbered from `first`; `None` without states.
+    fn digest(&self, cfg: &PowerlossConfig, first: usize) -> Option<String> {
+        if self.states.is_empty() {
+            return None;
+        }
+        let states: Vec<(usize, &CrashState)> = (first..).zip(&self.states).collect();
+        Some(recording_digest(
+            &self.target,
+            self.number,
+            self.seed,
+            cfg.ops,
+            &states,
+        ))
+    }
 }
 
 /// What the official library and the reader made of one state (judged in a worker).
@@ -516,17 +635,15 @@ fn judge_batch(
 /// [`PowerlossConfig::jobs`] threads; then, in recording order, each takes its share of the
 /// states left, and their batches are judged on the threads, each in its own directory, while
 /// this thread takes the results in order (saving, shrinking, counting). The result does not
-/// depend on `jobs`.
+/// depend on `jobs`. The section carries the run's [`plan_digest`].
 pub fn run_powerloss(
     cfg: &PowerlossConfig,
     mut progress: impl FnMut(&Judged),
 ) -> Result<PowerlossSection> {
     let started = std::time::Instant::now();
     let targets = targets(&cfg.tags, &cfg.kinds, false)?;
-    // Small runs over many versions spread over as many recordings as there are targets.
-    let per_recording = cfg
-        .per_recording
-        .min(cfg.states.div_ceil(targets.len()).max(10));
+    let per_recording = per_recording(cfg, targets.len());
+    let mut digests = Vec::new();
     let jobs = cfg.jobs.max(1);
     let work = scratch()?;
     let mut section = PowerlossSection {
@@ -554,11 +671,8 @@ pub fn run_powerloss(
         let mut units = Vec::new();
         for r in recorded {
             let mut base = r?;
-            let take = base.states.len().min(cfg.states - index);
-            if take < base.states.len() {
-                let all = std::mem::take(&mut base.states);
-                base.states = subset(all, take, &mut base.rng);
-            }
+            take_states(&mut base, cfg.states - index);
+            digests.extend(base.digest(cfg, index));
             if base.states.is_empty() {
                 section.add_recording(&base.rec);
             }
@@ -636,5 +750,6 @@ pub fn run_powerloss(
         }
     }
     section.seconds = started.elapsed().as_secs_f64();
+    section.plan_digests = vec![plan_digest(cfg, per_recording, &digests)];
     Ok(section)
 }

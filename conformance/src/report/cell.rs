@@ -88,6 +88,10 @@ pub struct CellResult {
     /// ([`crate::judge::exceptions::take_uses`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub exceptions_used: BTreeMap<String, u64>,
+    /// The digest of the workloads the cell draws ([`crate::report::digest::cell_digest`]),
+    /// set by the report from the cell's spec (whatever the child did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_digest: Option<String>,
 }
 
 impl CellResult {

@@ -10,12 +10,14 @@
 //! - [`plan`]: which rows run and how (`ReportConfig`, `plan`, `run_row`, unbuilt rows);
 //! - [`cell`]: one live cell (version × kind), in a child process with a watchdog;
 //! - [`merge`]: CI shards' JSON reports into one (`conformance merge`);
+//! - [`digest`]: the plan digest (what the seed drew: workloads, fault and power-loss plans);
 //! - [`render`]: text, Markdown, JSON and the one summary line;
 //! - [`scratch`]: where temporary stores go (tmpfs when there is one);
 //! - [`pages`]: the page-size axis (every cell runs under one official page size; a row is
 //!   one version at one page size).
 
 pub mod cell;
+pub mod digest;
 pub mod merge;
 pub mod pages;
 pub mod plan;

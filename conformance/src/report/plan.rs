@@ -10,6 +10,7 @@ use mmkv_sys::versions::Tag;
 use crate::corpus::golden::{check_corpus_dir, corpus_tags, CorpusCheck};
 use crate::differential::workload::GenConfig;
 use crate::report::cell::{CellResult, CellSpec};
+use crate::report::digest::cell_digest;
 use crate::report::pages::PageSizes;
 use crate::report::{Cell, Report, Row, RowCounts, Source};
 use crate::sides::official::OfficialLib;
@@ -201,7 +202,7 @@ pub fn run_row(
             tick(&format!("{} {}", row.tag, kind.id()));
         }
         let cell = match (&lib_ok, golden) {
-            (Some(_), _) if supported => {
+            (Some(features), _) if supported => {
                 let mut ok = golden_ok(golden, &mut failures);
                 let spec = CellSpec {
                     tag: row.tag.clone(),
@@ -217,6 +218,7 @@ pub fn run_row(
                     gen: Some(cfg.gen),
                 };
                 let mut result = cell(&spec, row.page_size);
+                result.plan_digest = Some(cell_digest(&spec, *features, row.page_size));
                 if let Some(ran) = result.page_size.filter(|&p| p != row.page_size) {
                     result.passed = false;
                     result.failures.push(format!(

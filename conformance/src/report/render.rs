@@ -6,9 +6,21 @@ use crate::report::{Cell, Report, Row, Source};
 use crate::vocab::kind::StoreKind;
 
 impl Report {
-    /// `{"versions": [{"tag", "source", "kinds": {...}}]}`.
+    /// `{"versions": [{"tag", "source", "kinds": {...}}], ..., "plan_digest": {...}}`: the
+    /// report, and its [`Report::plan_digest`] (computed, not read back: a merge computes it
+    /// again from the merged rows and sections).
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".to_string())
+        #[derive(serde::Serialize)]
+        struct WithDigest<'a> {
+            #[serde(flatten)]
+            report: &'a Report,
+            plan_digest: crate::report::digest::PlanDigest,
+        }
+        let doc = WithDigest {
+            report: self,
+            plan_digest: self.plan_digest(),
+        };
+        serde_json::to_string_pretty(&doc).unwrap_or_else(|_| "{}".to_string())
     }
 
     fn header() -> Vec<String> {
@@ -56,7 +68,7 @@ impl Report {
             "conformance report: {} — {} versions{}: {} live, {} golden, {} unbuilt; cells: {} pass, \
              {} FAIL, {} golden, {} unbuilt, {} n/a; {} workload(s), {} operation(s), {} key(s) \
              compared ({} reads), long-lived reader reloads {} partial / {} full; {} corpus \
-             store(s) checked; {}; {}{}{}",
+             store(s) checked; {}; {}{}{}; {}",
             if self.passed(false) { "PASS" } else { "FAIL" },
             self.tags(),
             self.page_sizes_phrase(),
@@ -91,7 +103,8 @@ impl Report {
             match self.seed {
                 Some(seed) => format!("; seed {seed}"),
                 None => String::new(),
-            }
+            },
+            self.plan_digest().phrase()
         )
     }
 

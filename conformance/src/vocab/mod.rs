@@ -7,11 +7,13 @@
 //! - [`merge`]: counters that add up (runs, cells, report shards);
 //! - [`rng`]: the one seeded generator;
 //! - [`seed`]: the base seed every suite draws from (`CONFORMANCE_SEED`);
+//! - [`digest`]: plan digests (SHA-256 over what a seed drew);
 //! - [`names`]: the writers' key names and store id;
 //! - [`pool`]: work items on a bounded pool of threads, results in order, the progress bar
 //!   (the report's rows, the fault suites' writer runs, the suite's grading).
 
 pub mod clock;
+pub mod digest;
 pub mod kind;
 pub mod merge;
 pub mod names;

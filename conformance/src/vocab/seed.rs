@@ -7,7 +7,8 @@
 //!
 //! Outside the seed: the instant a timed kill (`Kill::During`) lands, and the official IV of
 //! the real-clock cells (Core takes it from `time()`); the verdicts they lead to are still
-//! judged, but their bytes differ between runs.
+//! judged, but their bytes differ between runs. A run shows what it drew as a plan digest
+//! ([`crate::vocab::digest`]; the report's: `crate::report::digest`).
 
 use std::sync::OnceLock;
 
