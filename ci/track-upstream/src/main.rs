@@ -1,4 +1,5 @@
-//! `track-upstream`: notice upstream MMKV releases missing from versions.yaml, and add them.
+//! `track-upstream`: notice upstream MMKV releases missing from versions.yaml and add them, plan
+//! the CI slices, and file the nightly hunt's failure signatures as issues.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -29,7 +30,8 @@ const GIT_URL_VAR: &str = "MMKV_GIT_URL";
 use track_upstream::{Error, Result};
 
 /// Notices upstream MMKV release tags that versions.yaml lacks and opens one issue per tag
-/// (without a subcommand), or adds a tag to versions.yaml (`add-version`).
+/// (without a subcommand), adds a tag to versions.yaml (`add-version`), prints the CI matrix
+/// (`plan-slices`) or files the hunt's failure signatures (`hunt-issues`).
 #[derive(Parser, Debug)]
 #[command(
     name = "track-upstream",
