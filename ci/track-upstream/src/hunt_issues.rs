@@ -14,6 +14,10 @@
 //! The examples recorded are read from a hidden marker, `<!-- hunt-example bytes=N -->`
 //! (`closed-at=...` added on a closed issue), that every body and comment written here ends
 //! with. An issue with no marker (opened by hand) gets one comment with the example.
+//!
+//! Workloads longer than [`MAX_WORKLOAD_LINES`] or [`MAX_WORKLOAD_BYTES`] are cut (the failure
+//! folder has the whole file). The replay command is the hunt's, prefixed with
+//! `MMKV_VERSIONS=<the signature's versions>` unless it sets `MMKV_VERSIONS` itself.
 
 use std::io::Write;
 
@@ -114,7 +118,13 @@ pub enum Update {
 /// What to do with an existing issue (see the module docs); `None`: nothing.
 pub fn decide(issue: &ExistingIssue, thread: &IssueThread, f: &Finding) -> Option<Update> {
     let markers: Vec<Marker> = thread.texts().flat_map(parse_markers).collect();
-    if issue.is_closed() || thread.closed_at.is_some() {
+    // The listed state decides; `closedAt` only when the state is unknown (a reopened issue
+    // may keep its last closing time).
+    let closed = match issue.state {
+        Some(_) => issue.is_closed(),
+        None => thread.closed_at.is_some(),
+    };
+    if closed {
         let closed_at = thread.closed_at.as_deref().unwrap_or("unknown");
         if !markers
             .iter()
@@ -151,8 +161,8 @@ pub fn comment_body(f: &Finding, update: &Update, run_url: Option<&str>) -> Stri
         ),
     };
     let mut b = format!(
-        "{why}\n\nSeen again by the nightly hunt: {count} of {runs} {suite} runs failed with \
-         this signature (base seed {base}, example seed {seed}).\n\n",
+        "{why}\n\nIn this hunt, {count} of {runs} {suite} runs failed with this signature \
+         (base seed {base}, example seed {seed}).\n\n",
         count = s.count,
         runs = f.runs,
         suite = s.suite,

@@ -6,7 +6,7 @@ use std::process::{Command, Output};
 
 use track_upstream::hunt::{merge, Finding, HuntSummary};
 use track_upstream::hunt_issues::{
-    run_hunt_issues, HuntIssueOptions, HuntIssueReport, Update, HUNT_LABEL,
+    decide, run_hunt_issues, HuntIssueOptions, HuntIssueReport, Update, HUNT_LABEL,
 };
 use track_upstream::issues::{ExistingIssue, IssueThread, IssueTracker, ListTracker};
 use track_upstream::Error;
@@ -149,6 +149,19 @@ fn a_closed_issue_is_told_once_per_closing_that_the_difference_is_back() {
         .ends_with("<!-- hunt-example bytes=199 closed-at=2026-12-01T09:00:00Z -->\n"));
     let (again, _) = run(&tracker, false);
     assert!(again.commented.is_empty(), "told once");
+
+    // Reopened: the state says open, whatever closedAt still says.
+    let reopened = ExistingIssue {
+        number: Some(12),
+        title: String::new(),
+        state: Some("OPEN".into()),
+    };
+    let thread = IssueThread {
+        body: "<!-- hunt-example bytes=100 -->".into(),
+        closed_at: Some("2026-12-02T00:00:00Z".into()),
+        ..IssueThread::default()
+    };
+    assert_eq!(decide(&reopened, &thread, &findings()[1]), None);
 }
 
 #[test]
