@@ -92,6 +92,24 @@ pub enum Error {
     /// The versions to build could not be planned (`plan-slices`, the anchors of `add-version`).
     #[error("cannot plan the versions to build: {0}")]
     Plan(String),
+    /// A hunt summary is not valid JSON or lacks a field of its schema.
+    #[error("{path}: invalid hunt summary: {message}")]
+    HuntSummary {
+        /// The summary file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// A hunt summary has another schema than `conformance-hunt/1`.
+    #[error(
+        "{path}: unknown hunt summary schema {found:?} (this tracker reads conformance-hunt/1)"
+    )]
+    HuntSchema {
+        /// The summary file.
+        path: PathBuf,
+        /// The schema it declares (`(none)` when it declares none).
+        found: String,
+    },
     /// No tag source could be read at all.
     #[error("no source of upstream tags could be read")]
     NoSources,

@@ -1,6 +1,8 @@
-//! Issue trackers: finding issues already opened for a tag, and opening new ones.
+//! Issue trackers: finding issues already opened (for a tag, or by a token in their title),
+//! reading an issue's thread, opening issues and commenting on them.
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -11,6 +13,9 @@ use crate::tags::Tag;
 /// The label the tracker puts on (and searches among) its issues.
 pub const DEFAULT_LABEL: &str = "upstream-release";
 
+/// The description [`GhCli`] gives [`DEFAULT_LABEL`] when it creates it.
+pub const DEFAULT_LABEL_DESCRIPTION: &str = "An upstream MMKV release that versions.yaml lacks";
+
 /// An issue that exists already.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct ExistingIssue {
@@ -19,6 +24,48 @@ pub struct ExistingIssue {
     pub number: Option<u64>,
     /// Its title.
     pub title: String,
+    /// `OPEN` or `CLOSED` (as `gh` prints it), when known.
+    #[serde(default)]
+    pub state: Option<String>,
+}
+
+impl ExistingIssue {
+    /// True when the issue is known to be closed.
+    pub fn is_closed(&self) -> bool {
+        self.state
+            .as_deref()
+            .is_some_and(|s| s.eq_ignore_ascii_case("closed"))
+    }
+}
+
+/// One comment of an issue.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct Comment {
+    /// Markdown body.
+    #[serde(default)]
+    pub body: String,
+}
+
+/// An issue's text: its body and comments (the fields of `gh issue view --json
+/// body,comments,closedAt`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct IssueThread {
+    /// Markdown body.
+    #[serde(default)]
+    pub body: String,
+    /// Comments, oldest first.
+    #[serde(default)]
+    pub comments: Vec<Comment>,
+    /// When it was last closed (ISO 8601), if it is closed.
+    #[serde(default, rename = "closedAt")]
+    pub closed_at: Option<String>,
+}
+
+impl IssueThread {
+    /// The body followed by every comment's body.
+    pub fn texts(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.body.as_str()).chain(self.comments.iter().map(|c| c.body.as_str()))
+    }
 }
 
 /// An issue to open.
@@ -34,10 +81,23 @@ pub struct NewIssue {
 
 /// Where issues live.
 pub trait IssueTracker {
+    /// Issues (open or closed) whose title satisfies `matches`: the tracker's labelled issues
+    /// and those a title search for the word `search` finds.
+    fn find_titled(
+        &self,
+        search: &str,
+        matches: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<ExistingIssue>>;
     /// Issues (open or closed) whose title names `tag`.
-    fn existing_for(&self, tag: Tag) -> Result<Vec<ExistingIssue>>;
+    fn existing_for(&self, tag: Tag) -> Result<Vec<ExistingIssue>> {
+        self.find_titled(&tag.to_string(), &|title| title_mentions_tag(title, tag))
+    }
+    /// The body and comments of issue `number`.
+    fn thread(&self, number: u64) -> Result<IssueThread>;
     /// Opens an issue; returns its URL or another identifier.
     fn create(&self, issue: &NewIssue) -> Result<String>;
+    /// Adds a comment to issue `number`; returns its URL or another identifier.
+    fn comment(&self, number: u64, body: &str) -> Result<String>;
 }
 
 /// True when `title` names `tag` as a whole token (`v2.4.1` does not match `v2.4.10`).
@@ -76,47 +136,80 @@ pub fn issues_for_tag(issues: &[ExistingIssue], tag: Tag) -> Vec<ExistingIssue> 
         .collect()
 }
 
-/// Parses a list of existing issues: the JSON that `gh issue list --json number,title`
+/// Parses a list of existing issues: the JSON that `gh issue list --json number,title,state`
 /// prints, or plain text with one title per line.
 pub fn parse_issue_list(text: &str) -> Result<Vec<ExistingIssue>, String> {
+    Ok(parse_issue_records(text)?
+        .into_iter()
+        .map(|(issue, _)| issue)
+        .collect())
+}
+
+/// One entry of an issue list file: an issue and, optionally, its thread.
+#[derive(Deserialize)]
+struct IssueRecord {
+    #[serde(flatten)]
+    issue: ExistingIssue,
+    #[serde(flatten)]
+    thread: IssueThread,
+}
+
+/// Like [`parse_issue_list`], keeping each JSON entry's `body`, `comments` and `closedAt`
+/// (absent fields are empty).
+fn parse_issue_records(text: &str) -> Result<Vec<(ExistingIssue, IssueThread)>, String> {
     let trimmed = text.trim_start();
     if trimmed.starts_with('[') {
-        return serde_json::from_str(trimmed).map_err(|e| e.to_string());
+        let records: Vec<IssueRecord> = serde_json::from_str(trimmed).map_err(|e| e.to_string())?;
+        return Ok(records.into_iter().map(|r| (r.issue, r.thread)).collect());
     }
     Ok(text
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(|l| ExistingIssue {
-            number: None,
-            title: l.to_string(),
+        .map(|l| {
+            let issue = ExistingIssue {
+                number: None,
+                title: l.to_string(),
+                state: None,
+            };
+            (issue, IssueThread::default())
         })
         .collect())
 }
 
 /// [`IssueTracker`] backed by a fixed list (from `--existing-issues FILE`, or tests).
-/// Created issues are kept in memory, so a second identical run would see them.
+/// Created issues and comments are kept in memory, so a second identical run would see them.
 #[derive(Debug, Default)]
 pub struct ListTracker {
     issues: RefCell<Vec<ExistingIssue>>,
+    threads: RefCell<BTreeMap<u64, IssueThread>>,
 }
 
 impl ListTracker {
-    /// A tracker that knows `issues`.
+    /// A tracker that knows `issues` (with empty threads).
     pub fn new(issues: Vec<ExistingIssue>) -> Self {
         ListTracker {
             issues: RefCell::new(issues),
+            threads: RefCell::default(),
         }
     }
 
-    /// Reads a list file (see [`parse_issue_list`]).
+    /// Reads a list file (see [`parse_issue_list`]); a JSON entry may also carry its
+    /// thread's `body`, `comments` (`[{"body": ...}]`) and `closedAt`.
     pub fn load(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        let issues = parse_issue_list(&text).map_err(|message| Error::Versions {
+        let records = parse_issue_records(&text).map_err(|message| Error::Versions {
             path: path.to_path_buf(),
             message,
         })?;
-        Ok(ListTracker::new(issues))
+        let tracker = ListTracker::default();
+        for (issue, thread) in records {
+            if let Some(number) = issue.number {
+                tracker.threads.borrow_mut().insert(number, thread);
+            }
+            tracker.issues.borrow_mut().push(issue);
+        }
+        Ok(tracker)
     }
 
     /// Every issue known, including the ones created through this tracker.
@@ -126,8 +219,27 @@ impl ListTracker {
 }
 
 impl IssueTracker for ListTracker {
-    fn existing_for(&self, tag: Tag) -> Result<Vec<ExistingIssue>> {
-        Ok(issues_for_tag(&self.issues.borrow(), tag))
+    fn find_titled(
+        &self,
+        _search: &str,
+        matches: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<ExistingIssue>> {
+        Ok(self
+            .issues
+            .borrow()
+            .iter()
+            .filter(|i| matches(&i.title))
+            .cloned()
+            .collect())
+    }
+
+    fn thread(&self, number: u64) -> Result<IssueThread> {
+        Ok(self
+            .threads
+            .borrow()
+            .get(&number)
+            .cloned()
+            .unwrap_or_default())
     }
 
     fn create(&self, issue: &NewIssue) -> Result<String> {
@@ -136,8 +248,25 @@ impl IssueTracker for ListTracker {
         issues.push(ExistingIssue {
             number: Some(number),
             title: issue.title.clone(),
+            state: Some("OPEN".into()),
         });
+        self.threads.borrow_mut().insert(
+            number,
+            IssueThread {
+                body: issue.body.clone(),
+                ..IssueThread::default()
+            },
+        );
         Ok(format!("#{number}"))
+    }
+
+    fn comment(&self, number: u64, body: &str) -> Result<String> {
+        let mut threads = self.threads.borrow_mut();
+        let comments = &mut threads.entry(number).or_default().comments;
+        comments.push(Comment {
+            body: body.to_string(),
+        });
+        Ok(format!("#{number} comment {}", comments.len()))
     }
 }
 
@@ -149,23 +278,39 @@ pub struct GhCli {
     pub program: String,
     /// Label of the tracker's issues.
     pub label: String,
+    /// The label's description, set when the label is (re)created before opening an issue.
+    pub label_description: String,
     labelled: RefCell<Option<Vec<ExistingIssue>>>,
     label_ensured: RefCell<bool>,
 }
 
 impl GhCli {
-    /// A `gh`-backed tracker using `label`.
+    /// A `gh`-backed tracker using `label` (described as [`DEFAULT_LABEL_DESCRIPTION`]).
     pub fn new(program: impl Into<String>, label: impl Into<String>) -> Self {
         GhCli {
             program: program.into(),
             label: label.into(),
+            label_description: DEFAULT_LABEL_DESCRIPTION.to_string(),
             labelled: RefCell::new(None),
             label_ensured: RefCell::new(false),
         }
     }
 
+    /// The same tracker with another description for its label.
+    pub fn with_label_description(mut self, description: impl Into<String>) -> Self {
+        self.label_description = description.into();
+        self
+    }
+
     fn run(&self, args: &[&str]) -> Result<String> {
         crate::command::run(&self.program, args, None)
+    }
+
+    fn parse<T: serde::de::DeserializeOwned>(&self, args: &[&str], out: &str) -> Result<T> {
+        serde_json::from_str(out).map_err(|e| Error::Output {
+            command: format!("{} {}", self.program, args.join(" ")),
+            message: e.to_string(),
+        })
     }
 
     fn list(&self, extra: &[&str]) -> Result<Vec<ExistingIssue>> {
@@ -177,7 +322,7 @@ impl GhCli {
             "--limit",
             "1000",
             "--json",
-            "number,title",
+            "number,title,state",
         ];
         args.extend_from_slice(extra);
         let out = self.run(&args)?;
@@ -189,20 +334,36 @@ impl GhCli {
 }
 
 impl IssueTracker for GhCli {
-    fn existing_for(&self, tag: Tag) -> Result<Vec<ExistingIssue>> {
+    fn find_titled(
+        &self,
+        search: &str,
+        matches: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<ExistingIssue>> {
         if self.labelled.borrow().is_none() {
             let all = self.list(&["--label", &self.label])?;
             *self.labelled.borrow_mut() = Some(all);
         }
-        let mut found = issues_for_tag(self.labelled.borrow().as_deref().unwrap_or(&[]), tag);
+        let mut found: Vec<ExistingIssue> = (self.labelled.borrow().as_deref())
+            .unwrap_or(&[])
+            .iter()
+            .filter(|i| matches(&i.title))
+            .cloned()
+            .collect();
         // Also catch issues someone opened by hand without the label.
-        let query = format!("{tag} in:title");
-        for issue in issues_for_tag(&self.list(&["--search", &query])?, tag) {
-            if !found.contains(&issue) {
+        let query = format!("{search} in:title");
+        for issue in self.list(&["--search", &query])? {
+            if matches(&issue.title) && !found.contains(&issue) {
                 found.push(issue);
             }
         }
         Ok(found)
+    }
+
+    fn thread(&self, number: u64) -> Result<IssueThread> {
+        let number = number.to_string();
+        let args = ["issue", "view", &number, "--json", "body,comments,closedAt"];
+        let out = self.run(&args)?;
+        self.parse(&args, &out)
     }
 
     fn create(&self, issue: &NewIssue) -> Result<String> {
@@ -215,7 +376,7 @@ impl IssueTracker for GhCli {
                 "--color",
                 "B60205",
                 "--description",
-                "An upstream MMKV release that versions.yaml lacks",
+                &self.label_description,
             ])?;
             *self.label_ensured.borrow_mut() = true;
         }
@@ -229,6 +390,12 @@ impl IssueTracker for GhCli {
             "--label",
             &issue.label,
         ])?;
+        Ok(out.trim().to_string())
+    }
+
+    fn comment(&self, number: u64, body: &str) -> Result<String> {
+        let number = number.to_string();
+        let out = self.run(&["issue", "comment", &number, "--body", body])?;
         Ok(out.trim().to_string())
     }
 }
@@ -284,5 +451,33 @@ mod tests {
         assert_eq!(id, "#1");
         assert_eq!(tracker.existing_for(t("v2.4.2")).unwrap().len(), 1);
         assert!(tracker.existing_for(t("v2.4.1")).unwrap().is_empty());
+        assert_eq!(tracker.thread(1).unwrap().comments.len(), 0);
+        tracker.comment(1, "seen again").unwrap();
+        let thread = tracker.thread(1).unwrap();
+        assert_eq!(thread.texts().collect::<Vec<_>>(), vec!["", "seen again"]);
+    }
+
+    #[test]
+    fn list_files_carry_state_and_threads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("issues.json");
+        std::fs::write(
+            &path,
+            r#"[{"number":3,"title":"[hunt 00ff] x","state":"CLOSED","body":"b",
+                 "closedAt":"2026-12-01T00:00:00Z","comments":[{"body":"c"}]},
+                {"number":4,"title":"other"}]"#,
+        )
+        .unwrap();
+        let tracker = ListTracker::load(&path).unwrap();
+        let found = tracker
+            .find_titled("00ff", &|title| title.contains("[hunt 00ff]"))
+            .unwrap();
+        assert_eq!(found.len(), 1);
+        assert!(found[0].is_closed());
+        let thread = tracker.thread(3).unwrap();
+        assert_eq!(thread.closed_at.as_deref(), Some("2026-12-01T00:00:00Z"));
+        assert_eq!(thread.texts().collect::<Vec<_>>(), vec!["b", "c"]);
+        assert!(!tracker.issues()[1].is_closed());
+        assert_eq!(tracker.thread(4).unwrap(), IssueThread::default());
     }
 }

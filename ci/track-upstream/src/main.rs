@@ -1,4 +1,5 @@
-//! `track-upstream`: notice upstream MMKV releases missing from versions.yaml, and add them.
+//! `track-upstream`: notice upstream MMKV releases missing from versions.yaml and add them, plan
+//! the CI slices, and file the nightly hunt's failure signatures as issues.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -14,6 +15,10 @@ use track_upstream::add_version::{
 use track_upstream::check::{run_check, CheckOptions};
 use track_upstream::edit::EditAction;
 use track_upstream::git::{ls_remote_tags, UPSTREAM_URL};
+use track_upstream::hunt::{merge, HuntSummary};
+use track_upstream::hunt_issues::{
+    run_hunt_issues, HuntIssueOptions, HUNT_LABEL, HUNT_LABEL_DESCRIPTION,
+};
 use track_upstream::issues::{GhCli, IssueTracker, ListTracker, DEFAULT_LABEL};
 use track_upstream::npm::{CoreProbe, FixtureProbe, NpmCli, PackingProbe, DEFAULT_PACKAGES};
 use track_upstream::plan::{anchors, plan_slices};
@@ -25,7 +30,8 @@ const GIT_URL_VAR: &str = "MMKV_GIT_URL";
 use track_upstream::{Error, Result};
 
 /// Notices upstream MMKV release tags that versions.yaml lacks and opens one issue per tag
-/// (without a subcommand), or adds a tag to versions.yaml (`add-version`).
+/// (without a subcommand), adds a tag to versions.yaml (`add-version`), prints the CI matrix
+/// (`plan-slices`) or files the hunt's failure signatures (`hunt-issues`).
 #[derive(Parser, Debug)]
 #[command(
     name = "track-upstream",
@@ -48,6 +54,33 @@ enum Command {
     /// Print the CI matrix: versions.yaml's tags cut into slices, as one line of JSON
     /// (`[{"name", "tags", "versions"}]`; `versions` = the slice plus the anchors).
     PlanSlices(PlanArgs),
+    /// Open one issue per new failure signature of `conformance hunt --json` summaries (one
+    /// per CI shard, merged), or comment on a signature's existing issue when its example got
+    /// smaller or its closed issue's difference is back.
+    HuntIssues(HuntArgs),
+}
+
+#[derive(Args, Debug)]
+struct HuntArgs {
+    /// A `conformance hunt --json` summary (repeatable; signatures are merged by id).
+    #[arg(long = "summary", value_name = "FILE", required = true)]
+    summaries: Vec<PathBuf>,
+    /// Print `new:` / `update:` lines instead of opening issues and commenting.
+    #[arg(long)]
+    dry_run: bool,
+    /// With --dry-run: take existing issues from FILE (`gh issue list --json
+    /// number,title,state` output, entries optionally with `body`, `comments`, `closedAt`).
+    #[arg(long, value_name = "FILE", requires = "dry_run")]
+    existing_issues: Option<PathBuf>,
+    /// The CI run whose artifacts hold the failure folders (named in the issue text).
+    #[arg(long, value_name = "URL")]
+    run_url: Option<String>,
+    /// Label of the hunt's issues.
+    #[arg(long, default_value = HUNT_LABEL)]
+    label: String,
+    /// The GitHub CLI to run.
+    #[arg(long, value_name = "PROGRAM", default_value = "gh")]
+    gh: String,
 }
 
 #[derive(Args, Debug)]
@@ -333,11 +366,51 @@ fn plan(args: PlanArgs) -> Result<()> {
     Ok(())
 }
 
+fn hunt_issues(args: HuntArgs) -> Result<()> {
+    let summaries = args
+        .summaries
+        .iter()
+        .map(|p| Ok((p.clone(), HuntSummary::load(p)?)))
+        .collect::<Result<Vec<_>>>()?;
+    let findings = merge(&summaries);
+    let list_tracker = args
+        .existing_issues
+        .as_deref()
+        .map(ListTracker::load)
+        .transpose()?;
+    let gh = GhCli::new(args.gh.clone(), args.label.clone())
+        .with_label_description(HUNT_LABEL_DESCRIPTION);
+    let tracker: Option<&dyn IssueTracker> = match (&list_tracker, args.dry_run) {
+        (Some(t), _) => Some(t),
+        (None, true) => None,
+        (None, false) => Some(&gh),
+    };
+    let opts = HuntIssueOptions {
+        dry_run: args.dry_run,
+        label: args.label,
+        run_url: args.run_url,
+    };
+    let stdout = std::io::stdout();
+    let report = run_hunt_issues(&findings, tracker, &opts, &mut stdout.lock())?;
+    eprintln!(
+        "track-upstream: {} summary(ies), {} signature(s): {} new, {} issue(s) opened, {} update(s), {} comment(s), {} unchanged",
+        summaries.len(),
+        findings.len(),
+        report.new.len(),
+        report.opened.len(),
+        report.updates.len(),
+        report.commented.len(),
+        report.unchanged.len()
+    );
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::AddVersion(args)) => add_version(args),
         Some(Command::PlanSlices(args)) => plan(args),
+        Some(Command::HuntIssues(args)) => hunt_issues(args),
         None => check(cli.check),
     };
     match result {
