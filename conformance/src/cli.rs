@@ -386,6 +386,9 @@ pub struct HuntArgs {
     /// Most operations per generated workload.
     #[arg(long, default_value_t = GenConfig::default().max_ops)]
     pub max_ops: usize,
+    /// Shrink steps per failure (fewer: less minimal findings, more time to hunt).
+    #[arg(long, default_value_t = conformance::differential::property::PropConfig::default().max_shrink_iters)]
+    pub max_shrink_iters: u32,
 }
 
 /// A validated hunt: its configuration, the reader it hunts with and where the JSON goes.
@@ -455,8 +458,7 @@ impl HuntArgs {
                     max_ops: self.max_ops,
                     ..GenConfig::default()
                 },
-                max_shrink_iters: conformance::differential::property::PropConfig::default()
-                    .max_shrink_iters,
+                max_shrink_iters: self.max_shrink_iters,
                 replay_suffix: self
                     .broken
                     .map(|b| format!(" --break {}", b.bug.name()))

@@ -234,6 +234,8 @@ fn emit(report: &Report, output: &Output, live_lines: &[String]) -> conformance:
 /// `conformance hunt`: runs it, prints the summary table and writes the JSON document; exits 1
 /// when it found a signature.
 fn hunt(run: cli::HuntRun) -> conformance::Result<ExitCode> {
+    // Temporary stores on tmpfs, as the report's (`report::scratch` says why verdicts keep).
+    conformance::report::scratch::use_for_process();
     let real = RealReader::new();
     let reader: &dyn conformance::ReaderFactory = match &run.broken {
         Some(b) => b,

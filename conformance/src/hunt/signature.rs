@@ -146,7 +146,8 @@ pub fn group(findings: &[Finding], axis: &Axis) -> Vec<Signature> {
     type Key<'a> = (Suite, StoreKind, &'a str, &'a str);
     // Per key: (position on the axis, unit label) -> (index found, finding). A unit missing
     // from the axis (none is, in a hunt) sorts after it and stays alone.
-    type At<'a> = BTreeMap<(usize, &'a str), Vec<(usize, &'a Finding)>>;
+    type Found<'a> = Vec<(usize, &'a Finding)>;
+    type At<'a> = BTreeMap<(usize, &'a str), Found<'a>>;
     let mut by_key: BTreeMap<Key<'_>, At<'_>> = BTreeMap::new();
     for (n, f) in findings.iter().enumerate() {
         let pos = axis
@@ -162,9 +163,10 @@ pub fn group(findings: &[Finding], axis: &Axis) -> Vec<Signature> {
     }
     let mut out: Vec<(usize, Signature)> = Vec::new();
     for ((suite, kind, compared, first_op), at) in by_key {
-        let mut ranges: Vec<Vec<(usize, Vec<(usize, &Finding)>)>> = Vec::new();
+        // Each range: (position, findings there) of adjacent positions.
+        let mut ranges: Vec<Vec<(usize, Found<'_>)>> = Vec::new();
         for ((pos, _), fs) in at {
-            let adjacent = |r: &Vec<(usize, Vec<(usize, &Finding)>)>| {
+            let adjacent = |r: &Vec<(usize, Found<'_>)>| {
                 r.last()
                     .is_some_and(|(p, _)| pos != usize::MAX && p.checked_add(1) == Some(pos))
             };
@@ -377,5 +379,6 @@ mod tests {
         );
     }
 
-    const PINNED_ID: &str = "0000000000000000";
+    /// `printf 'differential\0v1.3.3–v1.3.7\0aes128\0get i32\0set\0' | sha256sum`, first 16.
+    const PINNED_ID: &str = "179934735836c259";
 }
