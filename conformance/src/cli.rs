@@ -8,7 +8,10 @@ use clap::{Args, Parser, Subcommand};
 
 use conformance::corpus::golden::corpus_root;
 use conformance::differential::workload::GenConfig;
+use conformance::hunt::HuntConfig;
 use conformance::report::plan::ReportConfig;
+use conformance::sides::broken::{Broken, Bug};
+use conformance::StoreKind;
 
 /// `conformance`.
 #[derive(Parser)]
@@ -69,7 +72,13 @@ pub enum Command {
     Replay {
         /// The failure folder or YAML file.
         path: PathBuf,
+        /// Replay against this deliberately broken reader (what `hunt --break NAME` found).
+        #[arg(long = "break", value_name = "NAME", value_parser = parse_break)]
+        broken: Option<Broken>,
     },
+    /// Explore on a time budget: property runs with fresh seeds over every built version and
+    /// kind (then migration pairs), failures shrunk, saved and grouped by signature.
+    Hunt(HuntArgs),
     /// Check one corpus folder (manifest.json + stores) with the reader.
     CheckCorpus {
         /// The folder.
@@ -335,4 +344,139 @@ impl ReportArgs {
             powerloss_states: self.powerloss_states,
         }))
     }
+}
+
+/// A `--break` name: one of [`Bug::NAMES`].
+fn parse_break(name: &str) -> Result<Broken, String> {
+    Broken::named(name).ok_or_else(|| {
+        let names: Vec<&str> = Bug::NAMES.iter().map(|(n, _)| *n).collect();
+        format!("no broken reader {name:?}; one of: {}", names.join(", "))
+    })
+}
+
+/// `conformance hunt`.
+#[derive(Args, Debug, Clone)]
+pub struct HuntArgs {
+    /// The time budget in minutes (fractions allowed): no run starts after it.
+    #[arg(long)]
+    pub minutes: f64,
+    /// Where failure folders go (default: `hunt-SEED` under the failures folder,
+    /// `target/conformance-failures`).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Where the JSON document goes (default: `DIR/hunt.json`).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// The base seed (default: a random one, printed): the same seed runs the same rounds.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Hunt with this deliberately broken reader instead of the real one
+    /// (`conformance::sides::broken`).
+    #[arg(long = "break", value_name = "NAME", value_parser = parse_break)]
+    pub broken: Option<Broken>,
+    /// Only these built tags (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// Only these store kinds (comma-separated ids; default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub kinds: Vec<StoreKind>,
+    /// Differential cases per run (at least 1).
+    #[arg(long, default_value_t = conformance::hunt::DEFAULT_CASES)]
+    pub cases: u32,
+    /// Migration cases per run (0: no migration runs).
+    #[arg(long, default_value_t = conformance::hunt::DEFAULT_MIGRATION_CASES)]
+    pub migration_cases: u32,
+    /// Most operations per generated workload.
+    #[arg(long, default_value_t = GenConfig::default().max_ops)]
+    pub max_ops: usize,
+    /// Shrink steps per failure (fewer: less minimal findings, more time to hunt).
+    #[arg(long, default_value_t = conformance::differential::property::PropConfig::default().max_shrink_iters)]
+    pub max_shrink_iters: u32,
+}
+
+/// A validated hunt: its configuration, the reader it hunts with and where the JSON goes.
+#[derive(Debug, Clone)]
+pub struct HuntRun {
+    /// What runs.
+    pub config: HuntConfig,
+    /// The broken reader (`None`: the real one).
+    pub broken: Option<Broken>,
+    /// The JSON document's file.
+    pub json: PathBuf,
+}
+
+impl HuntArgs {
+    /// Checks the arguments once: a hunt that would run nothing is a usage error.
+    pub fn validate(self) -> conformance::Result<HuntRun> {
+        let usage = |m: String| Err(conformance::Error::Other(m));
+        if !(self.minutes.is_finite() && self.minutes > 0.0) {
+            return usage(format!(
+                "--minutes {}: a hunt needs a budget above 0",
+                self.minutes
+            ));
+        }
+        if self.cases == 0 {
+            return usage("--cases 0 would run no workload".to_string());
+        }
+        if self.max_ops == 0 {
+            return usage("--max-ops 0 would generate no operation".to_string());
+        }
+        let built = conformance::sides::sys::built_tags();
+        let versions: Vec<String> = if self.only.is_empty() {
+            built.clone()
+        } else {
+            if let Some(t) = self.only.iter().find(|t| !built.contains(t)) {
+                return usage(format!(
+                    "--only {t}: not built (built: {}; MMKV_VERSIONS chooses at build time)",
+                    built.join(", ")
+                ));
+            }
+            built
+                .into_iter()
+                .filter(|t| self.only.contains(t))
+                .collect()
+        };
+        if versions.is_empty() {
+            return usage("no official version is built (MMKV_VERSIONS=none?)".to_string());
+        }
+        let base_seed = self.seed.unwrap_or_else(random_seed);
+        let out = self.out.unwrap_or_else(|| {
+            conformance::differential::failures::failures_root().join(format!("hunt-{base_seed}"))
+        });
+        let json = self.json.unwrap_or_else(|| out.join("hunt.json"));
+        Ok(HuntRun {
+            config: HuntConfig {
+                budget: std::time::Duration::from_secs_f64(self.minutes * 60.0),
+                base_seed,
+                out,
+                versions,
+                kinds: if self.kinds.is_empty() {
+                    StoreKind::ALL.to_vec()
+                } else {
+                    self.kinds
+                },
+                cases: self.cases,
+                migration_cases: self.migration_cases,
+                gen: GenConfig {
+                    max_ops: self.max_ops,
+                    ..GenConfig::default()
+                },
+                max_shrink_iters: self.max_shrink_iters,
+                replay_suffix: self
+                    .broken
+                    .map(|b| format!(" --break {}", b.bug.name()))
+                    .unwrap_or_default(),
+            },
+            broken: self.broken,
+            json,
+        })
+    }
+}
+
+/// A base seed no two hunts share: the clock's nanoseconds and the process id, mixed.
+fn random_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    conformance::vocab::SplitMix::stream(nanos, u64::from(std::process::id())).next_u64()
 }

@@ -1,6 +1,6 @@
 //! Differential conformance harness for `mmkv-reader`. Data flows one way:
 //! `vocab` → `sides` → (`judge`, writers) → (`differential`, `fault`, `live`, `corpus`) →
-//! `report` → the `conformance` binary (`cli.rs`, `main.rs`). No two modules import each other
+//! (`report`, `hunt`) → the `conformance` binary (`cli.rs`, `main.rs`). No two modules import each other
 //! (`tests/module_cycles.rs`).
 //!
 //! - [`vocab`]: values, store kinds and version features, the one clock;
@@ -13,6 +13,7 @@
 //! - [`powerloss`]: power-loss crash states (pages lost in any subset, torn pages) judged like
 //!   the fault suite;
 //! - [`report`]: the version × store-kind matrix; [`html`]: the report as a web page;
+//! - [`hunt`]: exploration on a time budget with fresh seeds, failures grouped by signature;
 //! - [`suite`]: the portable conformance suite for any MMKV reader (build, verify, grade);
 //! - [`writer`]: the child processes that run the official library (one way to spawn and
 //!   watch them);
@@ -26,6 +27,7 @@ pub mod differential;
 pub mod error;
 pub mod fault;
 pub mod html;
+pub mod hunt;
 pub mod judge;
 pub mod live;
 pub mod powerloss;

@@ -1,5 +1,5 @@
-//! `conformance`: the conformance report (with the fault suite), corpus recording, repro
-//! replay, the fault suite's own commands, and the live writer.
+//! `conformance`: the conformance report (with the fault suite), the hunt, corpus recording,
+//! repro replay, the fault suite's own commands, and the live writer.
 
 mod cli;
 
@@ -231,6 +231,28 @@ fn emit(report: &Report, output: &Output, live_lines: &[String]) -> conformance:
     Ok(exit_status(report.passed(strict)))
 }
 
+/// `conformance hunt`: runs it, prints the summary table and writes the JSON document; exits 1
+/// when it found a signature.
+fn hunt(run: cli::HuntRun) -> conformance::Result<ExitCode> {
+    // Temporary stores on tmpfs, as the report's (`report::scratch` says why verdicts keep).
+    conformance::report::scratch::use_for_process();
+    let real = RealReader::new();
+    let reader: &dyn conformance::ReaderFactory = match &run.broken {
+        Some(b) => b,
+        None => &real,
+    };
+    let report = conformance::hunt::run::hunt(&run.config, reader)?;
+    print!("{}", report.table());
+    let json = serde_json::to_string_pretty(&report)
+        .map_err(|e| conformance::Error::Other(e.to_string()))?;
+    if let Some(dir) = run.json.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| conformance::Error::io(dir, e))?;
+    }
+    std::fs::write(&run.json, json + "\n").map_err(|e| conformance::Error::io(&run.json, e))?;
+    println!("wrote {}", run.json.display());
+    Ok(exit_status(report.signatures.is_empty()))
+}
+
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(code) => code,
@@ -288,7 +310,8 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
             println!("wrote {}", out.join("manifest.json").display());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Replay { path } => {
+        Command::Hunt(args) => hunt(args.validate()?),
+        Command::Replay { path, broken } => {
             let repro = load_repro(&path)?;
             let mut libs = vec![SysLib::load(&repro.tag)?];
             for c in &repro.then {
@@ -309,7 +332,15 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
             if let Some(t) = repro.clock {
                 println!("on the test clock from second {t}, when the saved run began (the official AES IV is seeded from time())");
             }
-            let outcome = run_repro(&libs, &repro, &RealReader::new())?;
+            let real = RealReader::new();
+            let reader: &dyn conformance::ReaderFactory = match &broken {
+                Some(b) => b,
+                None => &real,
+            };
+            if broken.is_some() {
+                println!("with the {}", reader.name());
+            }
+            let outcome = run_repro(&libs, &repro, reader)?;
             if outcome.passed() {
                 println!("pass: no reader failure (upstream divergences, if any, follow)");
             }

@@ -61,8 +61,16 @@ pub fn save_failure(root: &Path, repro: &Repro, outcome: &RunOutcome) -> Result<
 
 /// The one line that reproduces a saved failure.
 pub fn replay_command(dir: &Path) -> String {
-    format!("cargo run -p conformance -- replay {}", dir.display())
+    format!("cargo run {REPLAY} {}", dir.display())
 }
+
+/// [`replay_command`] in a release build, as the long runs (`conformance hunt`) print it.
+pub fn release_replay_command(dir: &Path) -> String {
+    format!("cargo run --release {REPLAY} {}", dir.display())
+}
+
+/// The replay command after `cargo run`'s profile.
+const REPLAY: &str = "-p conformance -- replay";
 
 /// Loads `workload.yaml` from a failure folder (or a YAML file path).
 pub fn load_repro(path: &Path) -> Result<Repro> {

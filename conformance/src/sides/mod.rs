@@ -5,10 +5,12 @@
 //! - [`sys`]: its implementation over `mmkv-sys`;
 //! - [`view`]: the reader side, as a trait (tests inject broken readers through it);
 //! - [`reader`]: its implementation over `mmkv_reader::Store`;
+//! - [`broken`]: deliberately broken readers over it (`tests/breakage.rs`, `hunt --break`);
 //! - [`reads`]: what one side read from a store's files (the reader paths `Store` and
 //!   `mmkv dump`; the official outcome, read in a child process by [`crate::fault::official`]),
 //!   and its one-line encoding.
 
+pub mod broken;
 pub mod official;
 pub mod reader;
 pub mod reads;

@@ -1,0 +1,233 @@
+//! `conformance hunt`: exploration on a time budget, which CI no longer does (CI draws every
+//! case from one fixed base seed, [`crate::vocab::seed`]).
+//!
+//! Round after round until the budget is spent, the hunt runs the differential property over
+//! every built version × store kind, then the migration property over the pairs of
+//! [`run::migration_pairs`] × the kinds both versions have, each run with a fresh seed derived
+//! from the hunt's base seed (random unless given, so `--seed` replays a hunt) and many times
+//! CI's case count. Each failure is shrunk and saved by the property runner as CI saves its
+//! failures ([`crate::differential::failures`]); its first difference is located
+//! ([`locate`]) and it becomes a [`signature::Finding`]. What fails and what is accepted is the
+//! judge's word alone ([`crate::judge`]): the hunt records and groups.
+//!
+//! - [`signature`]: findings, their grouping into signatures (version ranges), stable ids;
+//! - [`locate`]: the first differing op and `Compared` kind of a saved failure;
+//! - [`run`]: the rounds, the budget, the progress bar.
+
+pub mod locate;
+pub mod run;
+pub mod signature;
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::differential::workload::GenConfig;
+use crate::hunt::signature::Signature;
+use crate::vocab::kind::StoreKind;
+
+/// The `schema` of the JSON document.
+pub const SCHEMA: &str = "conformance-hunt/1";
+
+/// Differential cases per run by default: 32 times CI's `PROPTEST_CASES=2`.
+pub const DEFAULT_CASES: u32 = 64;
+
+/// Migration cases per run by default: 16 times CI's `MIGRATION_CASES=1`.
+pub const DEFAULT_MIGRATION_CASES: u32 = 16;
+
+/// What a hunt runs.
+#[derive(Debug, Clone)]
+pub struct HuntConfig {
+    /// The time budget: no run starts after it.
+    pub budget: Duration,
+    /// The base seed every run's seed is derived from.
+    pub base_seed: u64,
+    /// Where failure folders go (`differential/`, `migration/` inside).
+    pub out: PathBuf,
+    /// The versions (built tags, oldest first).
+    pub versions: Vec<String>,
+    /// The store kinds (every kind a version has, of these).
+    pub kinds: Vec<StoreKind>,
+    /// Differential cases per run (at least 1).
+    pub cases: u32,
+    /// Migration cases per run (0: no migration runs).
+    pub migration_cases: u32,
+    /// Generator knobs.
+    pub gen: GenConfig,
+    /// Shrink steps per failure.
+    pub max_shrink_iters: u32,
+    /// Appended to each replay line (`--break NAME` when hunting a broken reader).
+    pub replay_suffix: String,
+}
+
+/// Property runs done, per suite.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Runs {
+    /// Differential runs.
+    pub differential: u64,
+    /// Migration runs.
+    pub migration: u64,
+}
+
+/// What a hunt found: the JSON document (`schema` [`SCHEMA`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HuntReport {
+    /// [`SCHEMA`].
+    pub schema: String,
+    /// The base seed.
+    pub base_seed: u64,
+    /// The budget in minutes.
+    pub minutes: f64,
+    /// How long it ran.
+    pub elapsed_s: f64,
+    /// The versions hunted.
+    pub versions: Vec<String>,
+    /// Runs done.
+    pub runs: Runs,
+    /// The signatures found.
+    pub signatures: Vec<Signature>,
+}
+
+impl HuntReport {
+    /// The summary: one line, then a table of the signatures with each one's replay line.
+    pub fn table(&self) -> String {
+        let mut out = format!(
+            "conformance hunt: {} signature(s) in {:.0} s (budget {} min), seed {}, {} version(s) [{}]; runs: {} differential, {} migration\n",
+            self.signatures.len(),
+            self.elapsed_s,
+            self.minutes,
+            self.base_seed,
+            self.versions.len(),
+            self.versions.join(", "),
+            self.runs.differential,
+            self.runs.migration,
+        );
+        if self.signatures.is_empty() {
+            return out;
+        }
+        let rows: Vec<[String; 7]> = self
+            .signatures
+            .iter()
+            .map(|s| {
+                [
+                    s.id.clone(),
+                    s.suite.name().to_string(),
+                    s.versions.clone(),
+                    s.kind.clone(),
+                    s.compared.clone(),
+                    s.first_op.clone(),
+                    s.count.to_string(),
+                ]
+            })
+            .collect();
+        let head = [
+            "id", "suite", "versions", "kind", "compared", "first op", "count",
+        ];
+        let mut widths = head.map(|h| h.chars().count());
+        for r in &rows {
+            for (w, c) in widths.iter_mut().zip(r) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+        let line = |cells: &[&str]| {
+            let mut l = String::new();
+            for (c, w) in cells.iter().zip(widths) {
+                let _ = write!(l, "{c}{}  ", " ".repeat(w - c.chars().count()));
+            }
+            l.trim_end().to_string()
+        };
+        out.push('\n');
+        out.push_str(&line(&head));
+        out.push('\n');
+        for r in &rows {
+            out.push_str(&line(&r.each_ref().map(String::as_str)));
+            out.push('\n');
+        }
+        out.push('\n');
+        for s in &self.signatures {
+            let _ = writeln!(out, "{}: {}", s.id, s.example.replay);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hunt::signature::{Example, Suite};
+
+    #[test]
+    fn the_json_has_the_agreed_names() {
+        let report = HuntReport {
+            schema: SCHEMA.to_string(),
+            base_seed: 7,
+            minutes: 0.5,
+            elapsed_s: 31.0,
+            versions: vec!["v2.4.2".to_string()],
+            runs: Runs {
+                differential: 3,
+                migration: 0,
+            },
+            signatures: vec![Signature {
+                id: "0123456789abcdef".to_string(),
+                suite: Suite::Differential,
+                versions: "v2.4.2".to_string(),
+                version_list: vec!["v2.4.2".to_string()],
+                kind: "plain".to_string(),
+                compared: "get i32".to_string(),
+                first_op: "set".to_string(),
+                count: 3,
+                example: Example {
+                    dir: "/h/x".to_string(),
+                    replay: "cargo run --release -p conformance -- replay /h/x".to_string(),
+                    seed: 9,
+                    workload: "tag: v2.4.2\n".to_string(),
+                },
+            }],
+        };
+        let v = serde_json::to_value(&report).unwrap();
+        let keys = |v: &serde_json::Value| {
+            let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+            k.sort();
+            k
+        };
+        assert_eq!(
+            keys(&v),
+            [
+                "base_seed",
+                "elapsed_s",
+                "minutes",
+                "runs",
+                "schema",
+                "signatures",
+                "versions"
+            ]
+        );
+        assert_eq!(keys(&v["runs"]), ["differential", "migration"]);
+        let s = &v["signatures"][0];
+        assert_eq!(
+            keys(s),
+            [
+                "compared",
+                "count",
+                "example",
+                "first_op",
+                "id",
+                "kind",
+                "suite",
+                "version_list",
+                "versions"
+            ]
+        );
+        assert_eq!(s["suite"], "differential");
+        assert_eq!(keys(&s["example"]), ["dir", "replay", "seed", "workload"]);
+        let table = report.table();
+        assert!(table.contains("1 signature(s)"), "{table}");
+        assert!(
+            table.contains("0123456789abcdef  differential  v2.4.2"),
+            "{table}"
+        );
+    }
+}

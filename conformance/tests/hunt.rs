@@ -1,0 +1,128 @@
+//! `conformance hunt` end to end: about a second against a deliberately broken reader
+//! (`--break i32-via-u32`) on one version and one kind must give exactly one signature, whose
+//! saved folder replays as a failure with that reader and as a pass with the real one; the
+//! same `--seed` draws the same first run.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use conformance::sides::official::OfficialLib;
+use conformance::sides::sys::{built_versions, SysLib};
+use conformance::StoreKind;
+
+fn conformance(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_conformance"))
+        .args(args)
+        .output()
+        .expect("run conformance")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A hunt of 1.2 seconds with the broken reader on `tag`'s plain stores; its JSON document.
+fn hunt(tag: &str, seed: &str, out: &Path) -> serde_json::Value {
+    let json = out.join("h.json");
+    let o = conformance(&[
+        "hunt",
+        "--minutes",
+        "0.02",
+        "--break",
+        "i32-via-u32",
+        "--only",
+        tag,
+        "--kinds",
+        "plain",
+        "--cases",
+        "16",
+        "--max-shrink-iters",
+        "32",
+        "--seed",
+        seed,
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "a finding exits 1:\n{}", text(&o));
+    assert!(text(&o).contains("1 signature(s)"), "{}", text(&o));
+    serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written")).expect("JSON")
+}
+
+#[test]
+fn a_broken_reader_gives_one_replayable_signature() {
+    let tag = *built_versions()
+        .iter()
+        .rev()
+        .find(|t| SysLib::load(t).is_ok_and(|l| StoreKind::Plain.supported_by(&l.features())))
+        .expect("a built version");
+    let out = tempfile::tempdir().unwrap();
+    let doc = hunt(tag, "3", out.path());
+    assert_eq!(doc["schema"], "conformance-hunt/1");
+    assert_eq!(doc["base_seed"], 3);
+    assert_eq!(doc["versions"], serde_json::json!([tag]));
+    let runs = doc["runs"]["differential"].as_u64().unwrap();
+    assert!(runs >= 1, "{doc}");
+    assert_eq!(doc["runs"]["migration"], 0, "one version: no pair");
+    // 1.2 s is 1.199999999 s as a Duration
+    let elapsed = doc["elapsed_s"].as_f64().unwrap();
+    assert!(elapsed >= 1.19, "ran to its budget: {doc}");
+    let sigs = doc["signatures"].as_array().unwrap();
+    assert_eq!(sigs.len(), 1, "exactly one signature: {doc:#}");
+    let s = &sigs[0];
+    assert_eq!(s["suite"], "differential");
+    assert_eq!(s["versions"], tag);
+    assert_eq!(s["version_list"], serde_json::json!([tag]));
+    assert_eq!(s["kind"], "plain");
+    assert_eq!(s["compared"], "get i32");
+    assert_eq!(s["first_op"], "set");
+    assert_eq!(s["count"].as_u64(), Some(runs), "every run fails");
+    let id = s["id"].as_str().unwrap();
+    assert!(
+        id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{id}"
+    );
+
+    let ex = &s["example"];
+    let dir = Path::new(ex["dir"].as_str().unwrap());
+    assert!(
+        dir.starts_with(out.path()),
+        "saved under --out: {}",
+        dir.display()
+    );
+    let workload = std::fs::read_to_string(dir.join("workload.yaml")).expect("workload.yaml");
+    assert_eq!(ex["workload"], workload.as_str());
+    assert!(workload.contains("op: set"), "{workload}");
+    let replay = ex["replay"].as_str().unwrap();
+    assert_eq!(
+        replay,
+        format!(
+            "cargo run --release -p conformance -- replay {} --break i32-via-u32",
+            dir.display()
+        )
+    );
+    // The replay line's command, run by this build.
+    let d = dir.to_str().unwrap();
+    let broken = conformance(&["replay", d, "--break", "i32-via-u32"]);
+    assert_eq!(broken.status.code(), Some(1), "{}", text(&broken));
+    assert!(text(&broken).contains("get i32"), "{}", text(&broken));
+    let real = conformance(&["replay", d]);
+    assert_eq!(
+        real.status.code(),
+        Some(0),
+        "the real reader agrees: {}",
+        text(&real)
+    );
+
+    // The same seed: the same first run, the same signature.
+    let again = tempfile::tempdir().unwrap();
+    let doc2 = hunt(tag, "3", again.path());
+    let s2 = &doc2["signatures"][0];
+    assert_eq!(s2["id"], s["id"]);
+    assert_eq!(s2["example"]["seed"], ex["seed"]);
+}
