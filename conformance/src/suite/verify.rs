@@ -1,6 +1,7 @@
 //! `conformance suite verify`: each case's expected answer equals what the official library of
 //! its version reads from its files now (the default strategy; `OnErrorRecover` for damaged
-//! stores; every recorded version for version-dependent cases, where built).
+//! stores; every recorded version for version-dependent cases, where built), on pages of the
+//! case's `page_size`.
 
 use std::path::{Path, PathBuf};
 
@@ -137,6 +138,7 @@ pub fn verify(root: &Path, exe: &ChildExe, threads: usize) -> Result<VerifySumma
             kind: kinds[case_of[dir]],
             strategy: *s,
             files: &files[*f],
+            page_size: cases[case_of[dir]].1.page_size,
         })
         .collect();
     let outcomes = run_jobs(exe, &jobs, threads)?;
