@@ -181,8 +181,10 @@ fn push_written(
     Ok(())
 }
 
-/// The files a `suite write-pages` child leaves for one scenario (in `<out>/<id>/`).
+/// What a `suite write-pages` child leaves in `<out>/<id>/` besides the store: the meta file
+/// kept by [`scenarios::Op::KeepMeta`] ...
 const KEPT_META: &str = "kept.crc";
+/// ... and the types of the last accepted sets (`{"<key hex>": "<type name>"}`).
 const TYPES_FILE: &str = "types.json";
 
 /// The child side of [`page_candidates`] (`conformance suite write-pages`): writes every
@@ -270,7 +272,7 @@ fn page_candidates(
         let kept_meta = match std::fs::read(d.join(KEPT_META)) {
             Ok(m) => Some(m),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(Error::io(&d.join(KEPT_META), e)),
+            Err(e) => return Err(Error::io(d.join(KEPT_META), e)),
         };
         let p = d.join(TYPES_FILE);
         let text = std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))?;

@@ -311,8 +311,8 @@ fn grown(f: &Features, kind: StoreKind, page: u64) -> (String, Vec<Op>) {
     ops.extend(sets(f, n..n + 6, 0));
     ops.push(Op::Remove(key(3)));
     let what = format!(
-        "{kind}: {n} strings of 95 bytes (the file expands past a page: a full write-back), \
-         then 6 sets and a removal"
+        "{kind}: {n} strings of 95 bytes (the file expands: a full write-back), then 6 sets \
+         and a removal"
     );
     (what, ops)
 }
@@ -538,4 +538,43 @@ fn actual_size(files: &Files) -> u64 {
     } else {
         header
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_parts_name_the_page_in_kib() {
+        assert_eq!(page_part(DEFAULT_PAGE), None);
+        assert_eq!(page_part(16384).as_deref(), Some("p16k"));
+        assert_eq!(page_part(65536).as_deref(), Some("p64k"));
+    }
+
+    #[test]
+    fn grown_stores_pass_their_page() {
+        let f = Features::from_tag("v2.4.2").unwrap();
+        for page in [DEFAULT_PAGE, 16384, 65536] {
+            let sc = if page == DEFAULT_PAGE {
+                scenarios(&f)
+            } else {
+                page_scenarios(&f, page)
+            };
+            let grown = sc.iter().find(|s| s.id == "grown_plain").unwrap();
+            let bytes: usize = grown
+                .ops
+                .iter()
+                .map(|o| match o {
+                    Op::Set(k, Value::String(v), _) => k.len() + v.len(),
+                    _ => 0,
+                })
+                .sum();
+            assert!(bytes as u64 > page, "{page}: {bytes} bytes of strings");
+        }
+        assert_eq!(
+            grown(&f, StoreKind::Plain, DEFAULT_PAGE).1.len(),
+            60 + 1 + 6 + 1,
+            "the 4 KiB grown store keeps its 60 strings"
+        );
+    }
 }
