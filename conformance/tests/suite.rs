@@ -144,3 +144,47 @@ fn verify_fails_when_one_expected_value_is_changed() {
     assert!(!ok);
     assert!(!cases.join(CASE_FILE).exists());
 }
+
+#[test]
+fn verify_reads_at_the_case_s_page_size() {
+    // A store of a 16 KiB writer cut to 4096 bytes inside zeros: the official library reads it
+    // on 16 KiB pages and finds its region too long for the file on 4 KiB pages.
+    let built = built_versions();
+    let (dir, case) = load_all(&suite_root())
+        .unwrap()
+        .into_iter()
+        .find(|(_, c)| {
+            built.contains(&c.writer.as_str())
+                && c.page_size == 16384
+                && c.name.contains("_truncated-4k_")
+        })
+        .expect("a built writer of a p16k truncated-4k case");
+    assert_eq!(case.class, Class::MustRead);
+    assert!(!case.expect.entries.is_empty());
+    let tmp = tempfile::tempdir().unwrap();
+    let at = tmp.path().join("cases").join(&case.name);
+    copy_case(&dir, &at);
+    let (ok, text) = verify(tmp.path());
+    assert!(ok, "{text}");
+
+    let mut changed = case.clone();
+    changed.page_size = 4096;
+    changed.save(&at).unwrap();
+    let text = std::fs::read_to_string(at.join(CASE_FILE)).unwrap();
+    assert!(
+        !text.contains("page_size"),
+        "4096 is written as no page_size"
+    );
+    let (ok, text) = verify(tmp.path());
+    assert!(
+        !ok,
+        "verify passed the 16 KiB answer on 4 KiB pages: {text}"
+    );
+    // the official read on 4 KiB pages differs, and the name's p16k part no longer fits
+    let read = format!("DIFFERS: {} ({}, ", case.name, case.writer);
+    assert!(text.contains(&read), "{text}");
+    assert!(
+        text.contains("page part and page_size 4096 disagree"),
+        "{text}"
+    );
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Suite driver for this project's CLI: `python3 mmkv_dump.py CASE_DIR` runs
-`$MMKV dump --json` (MMKV defaults to `mmkv` on PATH) with the case's crypt key and prints the
-protocol's JSON. A crash of mmkv (signal, panic) is passed on as the driver's own: a signal
+`$MMKV dump --json` (MMKV defaults to `mmkv` on PATH) with the case's crypt key and its
+writer's page size (`--page-size`) and prints the protocol's JSON. A crash of mmkv (signal, panic) is passed on as the driver's own: a signal
 kills the driver too, mmkv's stderr is the driver's stderr (in batch mode, MMKV_SUITE_BATCH=1
 without CASE_DIR, the answer's "stderr"). The CLI reads one store per run: batch mode saves
 the Python start-ups, not the mmkv runs.
@@ -12,14 +12,13 @@ import signal
 import subprocess
 import sys
 
-from suite_protocol import serve
+from suite_protocol import read_case, serve
 
 
 def answer(case_dir):
     """The protocol's object for one case, with mmkv's stderr as its "stderr"."""
-    with open(os.path.join(case_dir, "case.json")) as f:
-        opening = json.load(f)["open"]
-    cmd = [os.environ.get("MMKV", "mmkv"), "dump", "--json"]
+    opening, page_size = read_case(case_dir)
+    cmd = [os.environ.get("MMKV", "mmkv"), "dump", "--json", "--page-size", str(page_size)]
     if opening["crypt_key_hex"]:
         cmd += ["--crypt-key-hex", opening["crypt_key_hex"]]
     if opening["aes256"]:

@@ -6,6 +6,9 @@ read_dict() gives the live keys, read_entries() (file order, the last record win
 payloads; keys come back as str decoded with surrogateescape. The drop-in locates the region as
 the official OnErrorRecover does (a damaged .crc never hides the records), so the driver says
 "strategy": "recover" and is graded by the official OnErrorRecover answers of damaged stores.
+The drop-in has no page-size argument (mmkv_parser has none): it reads on the writer's page
+inferred from the .crc length (docs/format.md 6.1), which is the case's page_size wherever the
+case has a .crc of one 4, 16 or 64 KiB page.
 """
 import json
 import os

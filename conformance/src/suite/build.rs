@@ -14,21 +14,23 @@ use crate::error::{Error, Result};
 use crate::sides::reads::OfficialOutcome;
 use crate::sides::sys::{built_versions, SysLib};
 use crate::suite::case::{
-    manifest_entries, Answer, Case, Class, Entry, Era, Open, VersionAnswer, CASES_DIR, DATA_FILE,
-    META_FILE,
+    case_dirs, manifest_entries, Answer, Case, Class, Entry, Era, Open, VersionAnswer, CASES_DIR,
+    DATA_FILE, META_FILE,
 };
 use crate::suite::official::{describe, entries_of, run_jobs, Files, Job};
-use crate::suite::scenarios::{self, Damage2, Written};
+use crate::suite::scenarios::{self, Damage2, Written, DEFAULT_PAGE};
 use crate::vocab::kind::{Features, StoreKind};
 use crate::vocab::value::ValueType;
 use crate::writer::child::ChildExe;
 
-/// The scenarios whose stores are damaged, and how.
-fn damages(scenario: &str) -> &'static [Damage2] {
-    match scenario {
-        "remove_plain" => &Damage2::ALL,
-        "remove_aes128" => &[Damage2::TruncateData, Damage2::FlipData],
-        "grown_plain" => &Damage2::GROWN,
+/// The scenarios whose stores are damaged, and how, on pages of `page` bytes.
+fn damages(scenario: &str, page: u64) -> &'static [Damage2] {
+    match (scenario, page == DEFAULT_PAGE) {
+        ("remove_plain", true) => &Damage2::ALL,
+        ("remove_aes128", true) => &[Damage2::TruncateData, Damage2::FlipData],
+        ("grown_plain", true) => &Damage2::GROWN,
+        ("grown_plain", false) => &Damage2::PAGED,
+        ("zero-tail_plain", false) => &[Damage2::Truncate4k],
         _ => &[],
     }
 }
@@ -44,6 +46,8 @@ struct Candidate {
     files: Files,
     types: BTreeMap<Vec<u8>, ValueType>,
     damaged: bool,
+    /// The writer's page size (the official reads run with it too).
+    page: u64,
 }
 
 /// What `build` did.
@@ -99,6 +103,7 @@ fn corpus_candidates(root: &Path, tag: &str, out: &mut Vec<Candidate>) -> Result
             files: Files::read(&dir, &s.id, &format!("{}.crc", s.id))?,
             types,
             damaged: false,
+            page: DEFAULT_PAGE,
         });
     }
     Ok(())
@@ -114,53 +119,193 @@ fn written_candidates(
     let mut expiring = false;
     for sc in scenarios::scenarios(&features) {
         let tmp = tempfile::tempdir().map_err(|e| Error::Other(format!("tempdir: {e}")))?;
-        let w: Written = match scenarios::write(&lib, tmp.path(), &sc)? {
-            Some(w) => w,
-            None => {
-                excluded.push(format!("{tag} {}: the version cannot do it", sc.id));
-                continue;
-            }
+        let Some(w) = scenarios::write(&lib, tmp.path(), &sc)? else {
+            excluded.push(format!("{tag} {}: the version cannot do it", sc.id));
+            continue;
         };
         expiring |= sc.expiring;
-        let kind = sc.final_kind();
-        let v24 = if Era::of(tag) == Era::V24 {
-            " (v2.4 data header 0: the size is only in the meta file)"
-        } else {
-            ""
-        };
-        {
-            for &d in damages(&sc.id) {
-                if let Some(files) = d.apply(&w)? {
-                    out.push(Candidate {
-                        base: format!("{tag}_{}_{}", d.id(), sc.id),
-                        writer: tag.to_string(),
-                        kind,
-                        what: format!("{}: {}{v24}", sc.what, d.what()),
-                        corpus: None,
-                        files,
-                        types: w.types.clone(),
-                        damaged: true,
-                    });
-                }
-            }
-        }
-        out.push(Candidate {
-            base: format!("{tag}_{}", sc.id),
-            writer: tag.to_string(),
-            kind,
-            what: format!("{}{v24}", sc.what),
-            corpus: None,
-            files: w.files,
-            types: w.types,
-            damaged: false,
-        });
+        push_written(tag, &sc, w, DEFAULT_PAGE, out)?;
     }
     Ok(expiring)
 }
 
-/// The reader's expire times of a store's live records (the official API has none).
-fn expire_times(files: &Files, kind: StoreKind, recover: bool) -> BTreeMap<Vec<u8>, u32> {
-    let mut opts = mmkv_reader::Options::new().recover(recover);
+/// The candidates of one written scenario: its damaged copies, then the store itself; on
+/// pages other than [`DEFAULT_PAGE`] the scenario part of their names starts with the page
+/// ([`scenarios::page_part`]).
+fn push_written(
+    tag: &str,
+    sc: &scenarios::Scenario,
+    w: Written,
+    page: u64,
+    out: &mut Vec<Candidate>,
+) -> Result<()> {
+    let kind = sc.final_kind();
+    let v24 = if Era::of(tag) == Era::V24 {
+        " (v2.4 data header 0: the size is only in the meta file)"
+    } else {
+        ""
+    };
+    let (prefix, on_pages) = match scenarios::page_part(page) {
+        Some(p) => (
+            format!("{p}_"),
+            format!(", written on {} KiB pages", page / 1024),
+        ),
+        None => (String::new(), String::new()),
+    };
+    for &d in damages(&sc.id, page) {
+        if let Some(files) = d.apply(&w, page)? {
+            out.push(Candidate {
+                base: format!("{tag}_{prefix}{}_{}", d.id(), sc.id),
+                writer: tag.to_string(),
+                kind,
+                what: format!("{}{on_pages}: {}{v24}", sc.what, d.what()),
+                corpus: None,
+                files,
+                types: w.types.clone(),
+                damaged: true,
+                page,
+            });
+        }
+    }
+    out.push(Candidate {
+        base: format!("{tag}_{prefix}{}", sc.id),
+        writer: tag.to_string(),
+        kind,
+        what: format!("{}{on_pages}{v24}", sc.what),
+        corpus: None,
+        files: w.files,
+        types: w.types,
+        damaged: false,
+        page,
+    });
+    Ok(())
+}
+
+/// What a `suite write-pages` child leaves in `<out>/<id>/` besides the store: the meta file
+/// kept by [`scenarios::Op::KeepMeta`] ...
+const KEPT_META: &str = "kept.crc";
+/// ... and the types of the last accepted sets (`{"<key hex>": "<type name>"}`).
+const TYPES_FILE: &str = "types.json";
+
+/// The child side of [`page_candidates`] (`conformance suite write-pages`): writes every
+/// [`scenarios::page_scenarios`] of `tag` into `out/<id>/` with the official library on pages
+/// of `page` bytes (set before the library opens its first store), with the kept meta file and
+/// the types of the last accepted sets. A scenario the version cannot do leaves no folder.
+pub fn write_pages(tag: &str, page: u64, out: &Path) -> Result<()> {
+    mmkv_sys::page_size::set_page_size(page).map_err(|e| Error::Other(e.to_string()))?;
+    let lib = SysLib::load(tag)?;
+    let features = crate::sides::official::OfficialLib::features(&lib);
+    for sc in scenarios::page_scenarios(&features, page) {
+        let tmp = tempfile::tempdir().map_err(|e| Error::Other(format!("tempdir: {e}")))?;
+        let Some(w) = scenarios::write(&lib, tmp.path(), &sc)? else {
+            continue;
+        };
+        let d = out.join(&sc.id);
+        std::fs::create_dir_all(&d).map_err(|e| Error::io(&d, e))?;
+        w.files.write(&d, DATA_FILE)?;
+        if let Some(m) = &w.kept_meta {
+            let p = d.join(KEPT_META);
+            std::fs::write(&p, m).map_err(|e| Error::io(&p, e))?;
+        }
+        let types: BTreeMap<String, &str> = w
+            .types
+            .iter()
+            .map(|(k, t)| (crate::vocab::value::hex_bytes::encode(k), t.name()))
+            .collect();
+        let p = d.join(TYPES_FILE);
+        let text = serde_json::to_string(&types).map_err(|e| Error::Other(e.to_string()))?;
+        std::fs::write(&p, text).map_err(|e| Error::io(&p, e))?;
+    }
+    Ok(())
+}
+
+/// The [`scenarios::page_scenarios`] of `tag` on pages of `page` bytes, written in a child
+/// process (Core reads its page size once per process, and this one's is [`DEFAULT_PAGE`]).
+fn page_candidates(
+    exe: &ChildExe,
+    tag: &str,
+    page: u64,
+    out: &mut Vec<Candidate>,
+    excluded: &mut Vec<String>,
+) -> Result<()> {
+    let tmp = tempfile::tempdir().map_err(|e| Error::Other(format!("tempdir: {e}")))?;
+    let page_arg = page.to_string();
+    let dir = tmp.path().to_string_lossy().into_owned();
+    let run = exe
+        .clone()
+        .with_page_size(page)
+        .command(&[
+            "suite",
+            "write-pages",
+            "--tag",
+            tag,
+            "--page-size",
+            &page_arg,
+            "--out",
+            &dir,
+        ])
+        .output()
+        .map_err(|e| Error::Other(format!("suite write-pages: {e}")))?;
+    if !run.status.success() {
+        return Err(Error::Other(format!(
+            "suite write-pages {tag} {page}: {} {}",
+            run.status,
+            String::from_utf8_lossy(&run.stderr).trim()
+        )));
+    }
+    let lib = SysLib::load(tag)?;
+    let features = crate::sides::official::OfficialLib::features(&lib);
+    for sc in scenarios::page_scenarios(&features, page) {
+        let d = tmp.path().join(&sc.id);
+        if !d.is_dir() {
+            excluded.push(format!("{tag} {page} {}: the version cannot do it", sc.id));
+            continue;
+        }
+        let files = Files::read(&d, DATA_FILE, META_FILE)?;
+        let meta_len = files.meta.as_ref().map_or(0, |m| m.len() as u64);
+        if meta_len != page {
+            return Err(Error::Other(format!(
+                "{tag} {}: the writer on {page}-byte pages left a .crc of {meta_len} bytes",
+                sc.id
+            )));
+        }
+        let kept_meta = match std::fs::read(d.join(KEPT_META)) {
+            Ok(m) => Some(m),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(Error::io(d.join(KEPT_META), e)),
+        };
+        let p = d.join(TYPES_FILE);
+        let text = std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))?;
+        let named: BTreeMap<String, String> = serde_json::from_str(&text)
+            .map_err(|e| Error::Other(format!("{}: {e}", p.display())))?;
+        let mut types = BTreeMap::new();
+        for (k, t) in named {
+            let key = crate::vocab::value::hex_bytes::decode(&k)
+                .ok_or_else(|| Error::Other(format!("{}: key {k}", p.display())))?;
+            let ty = t
+                .parse()
+                .map_err(|_| Error::Other(format!("{}: type {t}", p.display())))?;
+            types.insert(key, ty);
+        }
+        let w = Written {
+            files,
+            kept_meta,
+            types,
+        };
+        push_written(tag, &sc, w, page, out)?;
+    }
+    Ok(())
+}
+
+/// The reader's expire times of a store's live records, read on pages of `page` bytes (the
+/// writer's, as its official reads; the official API has none).
+fn expire_times(
+    files: &Files,
+    kind: StoreKind,
+    recover: bool,
+    page: u64,
+) -> BTreeMap<Vec<u8>, u32> {
+    let mut opts = mmkv_reader::Options::new().recover(recover).page_size(page);
     if let Some(k) = kind.crypt_key() {
         opts = opts.crypt_key(k).aes256(kind.aes256());
     }
@@ -182,7 +327,7 @@ fn answer(
 ) -> std::result::Result<Vec<Entry>, String> {
     match o {
         OfficialOutcome::Read(r) => {
-            let exp = expire_times(&c.files, c.kind, recover);
+            let exp = expire_times(&c.files, c.kind, recover, c.page);
             Ok(entries_of(r, &|k| c.types.get(k).copied(), &|k| {
                 exp.get(k).copied()
             }))
@@ -199,8 +344,27 @@ fn same(a: &[Entry], b: &[Entry]) -> bool {
         })
 }
 
-/// Builds the suite into `root/cases` (replacing it) with every built version.
-pub fn build(root: &Path, exe: &ChildExe, threads: usize, progress: bool) -> Result<BuildSummary> {
+/// True when case `name` (`<class>_<base>`) or candidate `base` is one `only` selects: any
+/// of its texts is part of the base (`None`: every case).
+fn selected(only: Option<&[String]>, base: &str) -> bool {
+    only.is_none_or(|texts| texts.iter().any(|t| base.contains(t.as_str())))
+}
+
+/// Builds the suite into `root/cases` with every built version: all of it (replacing the
+/// folder), or with `only` the cases whose name after the class prefix contains one of its
+/// texts (replacing those, keeping every other case).
+///
+/// The stores of [`scenarios::scenarios`] are written in this process on [`DEFAULT_PAGE`]
+/// pages (chosen here, whatever the machine's); those of [`scenarios::page_scenarios`] by the
+/// [`scenarios::PAGE_ANCHORS`] that are built, in a child per page size.
+pub fn build(
+    root: &Path,
+    exe: &ChildExe,
+    threads: usize,
+    only: Option<&[String]>,
+    progress: bool,
+) -> Result<BuildSummary> {
+    mmkv_sys::page_size::set_page_size(DEFAULT_PAGE).map_err(|e| Error::Other(e.to_string()))?;
     let tags: Vec<String> = built_versions().iter().map(|s| s.to_string()).collect();
     let newest = tags
         .last()
@@ -216,7 +380,13 @@ pub fn build(root: &Path, exe: &ChildExe, threads: usize, progress: bool) -> Res
         }
         corpus_candidates(&corpus, tag, &mut cands)?;
         expiring |= written_candidates(tag, &mut cands, &mut summary.excluded)?;
+        if scenarios::PAGE_ANCHORS.contains(&tag.as_str()) {
+            for page in scenarios::OTHER_PAGES {
+                page_candidates(exe, tag, page, &mut cands, &mut summary.excluded)?;
+            }
+        }
     }
+    cands.retain(|c| selected(only, &c.base));
     if expiring {
         // Records written with a 1 s expiry: wait until they are in the past.
         std::thread::sleep(Duration::from_millis(2100));
@@ -229,6 +399,7 @@ pub fn build(root: &Path, exe: &ChildExe, threads: usize, progress: bool) -> Res
             kind: c.kind,
             strategy: ErrorStrategy::Discard,
             files: &c.files,
+            page_size: c.page,
         });
         if c.damaged {
             jobs.push(Job {
@@ -236,6 +407,7 @@ pub fn build(root: &Path, exe: &ChildExe, threads: usize, progress: bool) -> Res
                 kind: c.kind,
                 strategy: ErrorStrategy::Recover,
                 files: &c.files,
+                page_size: c.page,
             });
         } else if c.writer != newest {
             jobs.push(Job {
@@ -243,6 +415,7 @@ pub fn build(root: &Path, exe: &ChildExe, threads: usize, progress: bool) -> Res
                 kind: c.kind,
                 strategy: ErrorStrategy::Discard,
                 files: &c.files,
+                page_size: c.page,
             });
         }
     }
@@ -285,6 +458,7 @@ pub fn build(root: &Path, exe: &ChildExe, threads: usize, progress: bool) -> Res
             },
             recover: None,
             answers: Vec::new(),
+            page_size: c.page,
         };
         if c.damaged {
             let rec = match second.map(|o| answer(c, o, true)) {
@@ -360,6 +534,7 @@ pub fn build(root: &Path, exe: &ChildExe, threads: usize, progress: bool) -> Res
                 kind: c.kind,
                 strategy: ErrorStrategy::Discard,
                 files: &c.files,
+                page_size: c.page,
             });
             owners.push((i, t.clone()));
         }
@@ -384,13 +559,25 @@ pub fn build(root: &Path, exe: &ChildExe, threads: usize, progress: bool) -> Res
         cases[i].0.answers = a;
     }
     let dir = root.join(CASES_DIR);
-    if dir.exists() {
+    if only.is_none() && dir.exists() {
         std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    }
+    if only.is_some() && dir.exists() {
+        for d in case_dirs(root)? {
+            let name = d.file_name().map(|n| n.to_string_lossy().into_owned());
+            let base = name
+                .as_deref()
+                .and_then(|n| n.split_once('_'))
+                .map(|(_, b)| b);
+            if base.is_some_and(|b| selected(only, b)) {
+                std::fs::remove_dir_all(&d).map_err(|e| Error::io(&d, e))?;
+            }
+        }
     }
     let mut names = BTreeMap::new();
     for (case, c) in &mut cases {
         case.name = format!("{}_{}", case.class.prefix(), c.base);
-        if names.insert(case.name.clone(), ()).is_some() {
+        if names.insert(case.name.clone(), ()).is_some() || dir.join(&case.name).exists() {
             return Err(Error::Other(format!("two cases named {}", case.name)));
         }
         let d = dir.join(&case.name);

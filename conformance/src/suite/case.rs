@@ -210,6 +210,24 @@ pub struct Case {
     /// Version-dependent cases: every built version's default-strategy answer.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub answers: Vec<VersionAnswer>,
+    /// The writer's page size in bytes (its `getpagesize()`): the official answers are read
+    /// on pages of this size too. Absent in `case.json`: 4096.
+    #[serde(
+        default = "default_page_size",
+        skip_serializing_if = "is_default_page_size"
+    )]
+    pub page_size: u64,
+}
+
+/// The page size of a case whose `case.json` gives none.
+pub const DEFAULT_PAGE_SIZE: u64 = 4096;
+
+fn default_page_size() -> u64 {
+    DEFAULT_PAGE_SIZE
+}
+
+fn is_default_page_size(n: &u64) -> bool {
+    *n == DEFAULT_PAGE_SIZE
 }
 
 impl Answer {

@@ -2,7 +2,7 @@
 //! children).
 //!
 //! ```text
-//! conformance suite build  [--suite DIR] [--jobs N]
+//! conformance suite build  [--suite DIR] [--jobs N] [--only TEXT]...
 //! conformance suite verify [--suite DIR] [--jobs N]
 //! conformance suite grade  --reader NAME=COMMAND... [--suite DIR] [--timeout SECS] [--jobs N]
 //!                          [--json FILE] [--expect TABLE] [--require-pass NAME]... [--only TEXT]
@@ -22,7 +22,7 @@ use clap::Subcommand;
 #[derive(Debug, Subcommand)]
 pub enum SuiteCmd {
     /// Write every case from the official libraries of every built version (replaces
-    /// SUITE/cases).
+    /// SUITE/cases, or with --only the cases it selects).
     Build {
         /// The suite folder (default: the workspace's suite/).
         #[arg(long)]
@@ -30,6 +30,24 @@ pub enum SuiteCmd {
         /// Official child processes at a time (default: the CPUs).
         #[arg(long)]
         jobs: Option<usize>,
+        /// Only (re)build the cases whose name after the class prefix contains this text,
+        /// keeping every other case (repeatable: any of them), e.g. `--only _p16k_`.
+        #[arg(long, value_name = "TEXT")]
+        only: Vec<String>,
+    },
+    /// (Internal, run by `build`) write the page-size scenarios of one version on pages of
+    /// PAGE_SIZE bytes into OUT.
+    #[command(hide = true)]
+    WritePages {
+        /// The official version.
+        #[arg(long)]
+        tag: String,
+        /// The page size the official library runs with.
+        #[arg(long, value_parser = crate::fault::cli::parse_page_size)]
+        page_size: u64,
+        /// The folder to write into.
+        #[arg(long)]
+        out: PathBuf,
     },
     /// Check each case's expected answer against what the official library of its version
     /// reads from its files now (cases whose version is not built are skipped).
@@ -92,9 +110,21 @@ pub fn main(cmd: SuiteCmd) -> ExitCode {
         }
     };
     match cmd {
-        SuiteCmd::Build { suite, jobs } => {
+        SuiteCmd::WritePages {
+            tag,
+            page_size,
+            out,
+        } => match super::build::write_pages(&tag, page_size, &out) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("suite write-pages: {e}");
+                ExitCode::from(2)
+            }
+        },
+        SuiteCmd::Build { suite, jobs, only } => {
             let started = std::time::Instant::now();
-            match super::build::build(&root(suite), &exe, threads(jobs), true) {
+            let only = (!only.is_empty()).then_some(only.as_slice());
+            match super::build::build(&root(suite), &exe, threads(jobs), only, true) {
                 Ok(s) => {
                     for e in &s.excluded {
                         eprintln!("left out: {e}");

@@ -70,27 +70,36 @@ pub struct Job<'a> {
     pub strategy: ErrorStrategy,
     /// The store.
     pub files: &'a Files,
+    /// The page size of the official library (its child gets it, see
+    /// [`ChildExe::with_page_size`]).
+    pub page_size: u64,
 }
 
-/// Runs every job (grouped by version and kind, [`PER_CHILD`] per child, `threads` children at
+/// Runs every job (grouped by version, kind and page size, [`PER_CHILD`] per child, `threads` children at
 /// a time, on the shared pool) and returns one outcome per job, in order; the first error in
 /// the groups' order ends the run.
 pub fn run_jobs(exe: &ChildExe, jobs: &[Job<'_>], threads: usize) -> Result<Vec<OfficialOutcome>> {
-    let mut groups: BTreeMap<(String, StoreKind), Vec<usize>> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, StoreKind, u64), Vec<usize>> = BTreeMap::new();
     for (i, j) in jobs.iter().enumerate() {
-        groups.entry((j.tag.clone(), j.kind)).or_default().push(i);
+        groups
+            .entry((j.tag.clone(), j.kind, j.page_size))
+            .or_default()
+            .push(i);
     }
-    let mut work: Vec<(String, StoreKind, Vec<usize>)> = Vec::new();
-    for ((tag, kind), idx) in groups {
+    let mut work: Vec<(String, StoreKind, u64, Vec<usize>)> = Vec::new();
+    for ((tag, kind, page), idx) in groups {
         for chunk in idx.chunks(PER_CHILD) {
-            work.push((tag.clone(), kind, chunk.to_vec()));
+            work.push((tag.clone(), kind, page, chunk.to_vec()));
         }
     }
     let mut results: Vec<Option<OfficialOutcome>> = vec![None; jobs.len()];
     run_in_order(
         work,
         threads,
-        |(tag, kind, idx)| run_group(exe, &tag, kind, &idx, jobs).map(|out| (idx, out)),
+        |(tag, kind, page, idx)| {
+            let exe = exe.clone().with_page_size(page);
+            run_group(&exe, &tag, kind, &idx, jobs).map(|out| (idx, out))
+        },
         |done: Result<_>| {
             let (idx, out) = done?;
             for (i, o) in idx.into_iter().zip(out) {

@@ -122,28 +122,9 @@ pub fn scenarios(features: &Features) -> Vec<Scenario> {
             false,
         );
     }
-    // Past 4 KiB the file expands with a full write-back, which records the last-confirmed size
-    // and CRC in the meta (v1.2+); the appends after it make the actual size larger.
-    let mut ops: Vec<Op> = (0..60)
-        .map(|i| {
-            Op::Set(
-                key(i),
-                Value::String(format!("{i}-{}", "g".repeat(90))),
-                None,
-            )
-        })
-        .collect();
-    ops.push(Op::KeepMeta);
-    ops.extend(sets(f, 60..66, 0));
-    ops.push(Op::Remove(key(3)));
     for kind in [StoreKind::Plain, StoreKind::Aes128] {
-        add(
-            &format!("grown_{kind}"),
-            &format!("{kind}: 60 strings of 95 bytes (the file expands: a full write-back), then 6 sets and a removal"),
-            kind,
-            ops.clone(),
-            false,
-        );
+        let (what, ops) = grown(f, kind, DEFAULT_PAGE);
+        add(&format!("grown_{kind}"), &what, kind, ops, false);
     }
     let mut ops = sets(f, 0..12, 0);
     ops.extend((0..12).map(|i| Op::Set(key(i), value(f, i + 5, i), None)));
@@ -293,6 +274,89 @@ pub fn scenarios(features: &Features) -> Vec<Scenario> {
     out
 }
 
+/// The page size of the writers of [`scenarios`] (that of every case without a `page_size`).
+pub const DEFAULT_PAGE: u64 = crate::suite::case::DEFAULT_PAGE_SIZE;
+
+/// The page sizes other than [`DEFAULT_PAGE`] that [`PAGE_ANCHORS`] also write
+/// [`page_scenarios`] with: those of iOS, Apple Silicon and Android 15+ devices (16 KiB) and of
+/// some arm64 Linux kernels (64 KiB).
+pub const OTHER_PAGES: [u64; 2] = [16384, 65536];
+
+/// The writers of [`page_scenarios`]: one release of each loader generation (v1.2: the
+/// last-confirmed meta fields; v1.3: expiring keys; v2.4: data header 0).
+pub const PAGE_ANCHORS: [&str; 3] = ["v1.2.16", "v1.3.17", "v2.4.2"];
+
+/// The part of a case's scenario that names its writer's page size: `p16k` for 16384 bytes
+/// (`None` for [`DEFAULT_PAGE`], whose cases have none).
+pub fn page_part(page: u64) -> Option<String> {
+    (page != DEFAULT_PAGE).then(|| format!("p{}k", page / 1024))
+}
+
+/// `grown_<kind>` for a writer on pages of `page` bytes: strings of 95 bytes, 60 per 4 KiB of
+/// page, so the file passes one page and expands with a full write-back, which records the
+/// last-confirmed size and CRC in the meta (v1.2+); 6 sets and a removal after it make the
+/// actual size larger.
+fn grown(f: &Features, kind: StoreKind, page: u64) -> (String, Vec<Op>) {
+    let n = (60 * page / DEFAULT_PAGE) as usize;
+    let mut ops: Vec<Op> = (0..n)
+        .map(|i| {
+            Op::Set(
+                key(i),
+                Value::String(format!("{i}-{}", "g".repeat(90))),
+                None,
+            )
+        })
+        .collect();
+    ops.push(Op::KeepMeta);
+    ops.extend(sets(f, n..n + 6, 0));
+    ops.push(Op::Remove(key(3)));
+    let what = format!(
+        "{kind}: {n} strings of 95 bytes (the file expands: a full write-back), then 6 sets \
+         and a removal"
+    );
+    (what, ops)
+}
+
+/// The scenarios written on pages of `page` bytes (besides [`DEFAULT_PAGE`]): the plain
+/// removal and overwrite histories (one page, of that size), and `grown_plain` scaled to pass
+/// that page. Their ids are those of [`scenarios`]; case names add [`page_part`].
+pub fn page_scenarios(features: &Features, page: u64) -> Vec<Scenario> {
+    let mut out: Vec<Scenario> = scenarios(features)
+        .into_iter()
+        .filter(|s| ["remove_plain", "overwrite-type_plain"].contains(&s.id.as_str()))
+        .collect();
+    let (what, ops) = grown(features, StoreKind::Plain, page);
+    out.push(Scenario {
+        id: "grown_plain".into(),
+        what,
+        kind: StoreKind::Plain,
+        ops,
+        expiring: false,
+    });
+    let mut ops = sets(features, 0..8, 0);
+    ops.push(Op::Set(
+        ZERO_TAIL_KEY.to_vec(),
+        Value::Bytes(vec![0; ZERO_TAIL_LEN]),
+        None,
+    ));
+    out.push(Scenario {
+        id: "zero-tail_plain".into(),
+        what: format!(
+            "plain: 8 keys, then a bytes value of {ZERO_TAIL_LEN} zero bytes (the region ends \
+             in zeros, past 4 KiB and within one page)"
+        ),
+        kind: StoreKind::Plain,
+        ops,
+        expiring: false,
+    });
+    out
+}
+
+/// The last key of `zero-tail_plain`, and the length of its all-zero value: the region ends
+/// between 4 and 16 KiB.
+const ZERO_TAIL_KEY: &[u8] = b"zeros";
+const ZERO_TAIL_LEN: usize = 6000;
+
 /// Runs a scenario with an official version in `dir` (store [`STORE_ID`]); `Ok(None)` when the
 /// version cannot do one of its operations (a `reKey` it lacks or refuses).
 pub fn write(lib: &dyn OfficialLib, dir: &Path, sc: &Scenario) -> Result<Option<Written>> {
@@ -344,6 +408,13 @@ pub fn write(lib: &dyn OfficialLib, dir: &Path, sc: &Scenario) -> Result<Option<
 pub enum Damage2 {
     /// The data file cut in the middle of its records.
     TruncateData,
+    /// The data file cut to its first page (of the writer's page size): the records go on
+    /// past it.
+    TruncatePage,
+    /// The data file of a writer on pages larger than 4 KiB cut to 4096 bytes, where only zero
+    /// bytes follow up to the region's end: the writer's page maps them back (the CRC passes),
+    /// a 4 KiB page does not (the region does not fit).
+    Truncate4k,
     /// One bit flipped in the middle of the records.
     FlipData,
     /// The meta file from an earlier `sync` (its size and CRC describe a shorter prefix).
@@ -362,6 +433,11 @@ impl Damage2 {
     /// The damages applied to a grown store (its last-confirmed meta fields are set).
     pub const GROWN: [Damage2; 2] = [Damage2::StaleMeta, Damage2::FlipMetaCrc];
 
+    /// The damages applied to a grown store written on pages other than 4 KiB: cut at the
+    /// writer's page boundary, and in the middle of its records (a cut the writer's page
+    /// rounds up again, where a smaller page would not).
+    pub const PAGED: [Damage2; 2] = [Damage2::TruncatePage, Damage2::TruncateData];
+
     /// All damages.
     pub const ALL: [Damage2; 7] = [
         Damage2::TruncateData,
@@ -377,6 +453,8 @@ impl Damage2 {
     pub fn id(self) -> &'static str {
         match self {
             Damage2::TruncateData => "truncated-data",
+            Damage2::TruncatePage => "truncated-page",
+            Damage2::Truncate4k => "truncated-4k",
             Damage2::FlipData => "flipped-data",
             Damage2::StaleMeta => "stale-meta",
             Damage2::FlipMetaCrc => "flipped-meta-crc",
@@ -390,6 +468,12 @@ impl Damage2 {
     pub fn what(self) -> &'static str {
         match self {
             Damage2::TruncateData => "data file truncated in the middle of its records",
+            Damage2::TruncatePage => {
+                "data file cut at its first page boundary (of the writer's page), records past it"
+            }
+            Damage2::Truncate4k => {
+                "data file cut to 4096 bytes, inside the zero bytes that end its region"
+            }
             Damage2::FlipData => "one bit flipped in the middle of the records",
             Damage2::StaleMeta => "meta file from an earlier sync (stale size and CRC)",
             Damage2::FlipMetaCrc => {
@@ -401,11 +485,26 @@ impl Damage2 {
         }
     }
 
-    /// The damaged files, or `None` when the damage does not apply (no kept meta).
-    pub fn apply(self, w: &Written) -> Result<Option<Files>> {
+    /// The damaged files of a store written on pages of `page` bytes, or `None` when the
+    /// damage does not apply (no kept meta, or no record past the first page).
+    pub fn apply(self, w: &Written, page: u64) -> Result<Option<Files>> {
         let size = actual_size(&w.files);
         let mutation = match self {
             Damage2::TruncateData => Mutation::Truncate(Which::Data, 4 + size / 2),
+            Damage2::TruncatePage if 4 + size <= page => return Ok(None),
+            Damage2::TruncatePage => Mutation::Truncate(Which::Data, page),
+            Damage2::Truncate4k => {
+                let (cut, end) = (DEFAULT_PAGE as usize, 4 + size as usize);
+                let zeros = w
+                    .files
+                    .data
+                    .get(cut..end)
+                    .is_some_and(|t| t.iter().all(|&b| b == 0));
+                if page <= DEFAULT_PAGE || !zeros {
+                    return Ok(None);
+                }
+                Mutation::Truncate(Which::Data, DEFAULT_PAGE)
+            }
             Damage2::FlipData => Mutation::Flip(Which::Data, 4 + size / 2, 3),
             Damage2::FlipMetaCrc => Mutation::Flip(Which::Meta, 1, 2),
             // bit 4 of the size's second byte: +/- 4096
@@ -439,4 +538,43 @@ fn actual_size(files: &Files) -> u64 {
     } else {
         header
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_parts_name_the_page_in_kib() {
+        assert_eq!(page_part(DEFAULT_PAGE), None);
+        assert_eq!(page_part(16384).as_deref(), Some("p16k"));
+        assert_eq!(page_part(65536).as_deref(), Some("p64k"));
+    }
+
+    #[test]
+    fn grown_stores_pass_their_page() {
+        let f = Features::from_tag("v2.4.2").unwrap();
+        for page in [DEFAULT_PAGE, 16384, 65536] {
+            let sc = if page == DEFAULT_PAGE {
+                scenarios(&f)
+            } else {
+                page_scenarios(&f, page)
+            };
+            let grown = sc.iter().find(|s| s.id == "grown_plain").unwrap();
+            let bytes: usize = grown
+                .ops
+                .iter()
+                .map(|o| match o {
+                    Op::Set(k, Value::String(v), _) => k.len() + v.len(),
+                    _ => 0,
+                })
+                .sum();
+            assert!(bytes as u64 > page, "{page}: {bytes} bytes of strings");
+        }
+        assert_eq!(
+            grown(&f, StoreKind::Plain, DEFAULT_PAGE).1.len(),
+            60 + 1 + 6 + 1,
+            "the 4 KiB grown store keeps its 60 strings"
+        );
+    }
 }

@@ -1,6 +1,7 @@
 //! `conformance suite verify`: each case's expected answer equals what the official library of
 //! its version reads from its files now (the default strategy; `OnErrorRecover` for damaged
-//! stores; every recorded version for version-dependent cases, where built).
+//! stores; every recorded version for version-dependent cases, where built), on pages of the
+//! case's `page_size`.
 
 use std::path::{Path, PathBuf};
 
@@ -11,6 +12,7 @@ use crate::sides::reads::OfficialOutcome;
 use crate::sides::sys::built_versions;
 use crate::suite::case::{load_all, Case, Class, Entry, DATA_FILE, META_FILE};
 use crate::suite::official::{describe, differences, run_jobs, Files, Job};
+use crate::suite::scenarios::page_part;
 use crate::writer::child::ChildExe;
 
 /// What `verify` found.
@@ -33,7 +35,8 @@ impl VerifySummary {
     }
 }
 
-/// Checks the internal consistency of a case (its name, class and answers).
+/// Checks the internal consistency of a case (its name, class, answers, and the page part of
+/// its name against its `page_size`).
 fn consistency(case: &Case, dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let folder = dir.file_name().map(|n| n.to_string_lossy().into_owned());
@@ -47,6 +50,22 @@ fn consistency(case: &Case, dir: &Path) -> Vec<String> {
         out.push(format!(
             "{}: name does not start with its class and writer",
             case.name
+        ));
+    }
+    let scenario = case
+        .name
+        .strip_prefix(&format!("{}_{}_", case.class.prefix(), case.writer))
+        .unwrap_or("");
+    let named_page = scenario.split('_').next().filter(|p| {
+        p.len() > 2
+            && p.starts_with('p')
+            && p.ends_with('k')
+            && p[1..p.len() - 1].parse::<u64>().is_ok()
+    });
+    if named_page.map(str::to_string) != page_part(case.page_size) {
+        out.push(format!(
+            "{}: the name's page part and page_size {} disagree",
+            case.name, case.page_size
         ));
     }
     match case.class {
@@ -137,6 +156,7 @@ pub fn verify(root: &Path, exe: &ChildExe, threads: usize) -> Result<VerifySumma
             kind: kinds[case_of[dir]],
             strategy: *s,
             files: &files[*f],
+            page_size: cases[case_of[dir]].1.page_size,
         })
         .collect();
     let outcomes = run_jobs(exe, &jobs, threads)?;
