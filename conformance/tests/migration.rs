@@ -21,20 +21,6 @@ fn cases() -> u32 {
         .unwrap_or(3)
 }
 
-/// (from, to) pairs over the built versions (oldest first).
-fn pairs(n: usize) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    for i in 1..n {
-        out.push((i - 1, i));
-        out.push((i, i - 1));
-    }
-    if n > 2 {
-        out.push((0, n - 1));
-        out.push((n - 1, 0));
-    }
-    out
-}
-
 fn migration(kind: StoreKind) {
     // Short expiries move the shared test clock instead of sleeping (see `conformance::vocab::test_clock`).
     conformance::vocab::test_clock::start();
@@ -53,7 +39,7 @@ fn migration(kind: StoreKind) {
     let mut failures = Vec::new();
     let mut switches = 0u64;
     let mut workloads = 0u64;
-    for (a, b) in pairs(libs.len()) {
+    for (a, b) in conformance::differential::property::migration_pairs(libs.len()) {
         let (la, lb) = (&libs[a], &libs[b]);
         if !kind.supported_by(&la.features()) || !kind.supported_by(&lb.features()) {
             continue;

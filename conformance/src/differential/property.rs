@@ -366,3 +366,19 @@ fn save_minimal(
         Err(e) => (None, format!("(re-run of the minimal case failed: {e})")),
     }
 }
+
+/// The migration pairs over `n` versions (oldest first), as indices: every adjacent pair in
+/// both directions, plus the longest jump (oldest → newest) and back; the pairs the migration
+/// tests run.
+pub fn migration_pairs(n: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for i in 1..n {
+        out.push((i - 1, i));
+        out.push((i, i - 1));
+    }
+    if n > 2 {
+        out.push((0, n - 1));
+        out.push((n - 1, 0));
+    }
+    out
+}

@@ -3,7 +3,7 @@
 //!
 //! Round after round until the budget is spent, the hunt runs the differential property over
 //! every built version × store kind, then the migration property over the pairs of
-//! [`run::migration_pairs`] × the kinds both versions have, each run with a fresh seed derived
+//! [`crate::differential::property::migration_pairs`] × the kinds both versions have, each run with a fresh seed derived
 //! from the hunt's base seed (random unless given, so `--seed` replays a hunt) and many times
 //! CI's case count. Each failure is shrunk and saved by the property runner as CI saves its
 //! failures ([`crate::differential::failures`]); its first difference is located

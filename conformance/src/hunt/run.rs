@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::differential::failures::{load_repro, release_replay_command};
+use crate::differential::property::migration_pairs;
 use crate::differential::property::{
     check_migration, check_property_with, PropConfig, PropOutcome,
 };
@@ -20,22 +21,6 @@ use crate::sides::sys::SysLib;
 use crate::sides::view::ReaderFactory;
 use crate::vocab::kind::StoreKind;
 use crate::vocab::seed::derive_from;
-
-/// The migration pairs over `n` versions (oldest first), as indices: every adjacent pair in
-/// both directions, plus the longest jump (oldest → newest) and back; the pairs the migration
-/// tests run.
-pub fn migration_pairs(n: usize) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    for i in 1..n {
-        out.push((i - 1, i));
-        out.push((i, i - 1));
-    }
-    if n > 2 {
-        out.push((0, n - 1));
-        out.push((n - 1, 0));
-    }
-    out
-}
 
 /// How often a status line is printed.
 const STATUS_EVERY: Duration = Duration::from_secs(60);
