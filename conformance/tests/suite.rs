@@ -150,15 +150,23 @@ fn verify_reads_at_the_case_s_page_size() {
     // A store of a 16 KiB writer cut to 4096 bytes inside zeros: the official library reads it
     // on 16 KiB pages and finds its region too long for the file on 4 KiB pages.
     let built = built_versions();
-    let (dir, case) = load_all(&suite_root())
-        .unwrap()
-        .into_iter()
-        .find(|(_, c)| {
-            built.contains(&c.writer.as_str())
-                && c.page_size == 16384
-                && c.name.contains("_truncated-4k_")
-        })
-        .expect("a built writer of a p16k truncated-4k case");
+    let cases = load_all(&suite_root()).unwrap();
+    let page_case =
+        |(_, c): &&(PathBuf, Case)| c.page_size == 16384 && c.name.contains("_truncated-4k_");
+    assert!(
+        cases.iter().any(|c| page_case(&c)),
+        "the suite has p16k truncated-4k cases"
+    );
+    // Their writers are era anchors (v1.2.16, v1.3.17, v2.4.2); a run that builds none of them
+    // (a CI shard, add-version's run with its own anchors) cannot read them officially.
+    let Some((dir, case)) = cases
+        .iter()
+        .find(|c| page_case(c) && built.contains(&c.1.writer.as_str()))
+        .cloned()
+    else {
+        eprintln!("no writer of a p16k truncated-4k case is built: verify at 16 KiB not checked");
+        return;
+    };
     assert_eq!(case.class, Class::MustRead);
     assert!(!case.expect.entries.is_empty());
     let tmp = tempfile::tempdir().unwrap();
