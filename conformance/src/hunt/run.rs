@@ -322,16 +322,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pairs_are_adjacent_both_ways_and_the_longest_jump() {
-        assert_eq!(migration_pairs(1), []);
-        assert_eq!(migration_pairs(2), [(0, 1), (1, 0)]);
-        assert_eq!(
-            migration_pairs(3),
-            [(0, 1), (1, 0), (1, 2), (2, 1), (0, 2), (2, 0)]
-        );
-    }
-
-    #[test]
     fn the_pace_fits_the_cases_into_what_is_left() {
         let mut pace = Pace::default();
         let d = Suite::Differential;
