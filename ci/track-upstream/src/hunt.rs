@@ -9,7 +9,7 @@ use serde::Deserialize;
 use crate::error::{Error, Result};
 
 /// The only summary schema this crate reads.
-pub const HUNT_SCHEMA: &str = "conformance-hunt/1";
+pub const HUNT_SCHEMA: &str = "conformance-hunt/2";
 
 /// One hunt's summary, as `conformance hunt --json` writes it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -24,7 +24,9 @@ pub struct HuntSummary {
     pub elapsed_s: f64,
     /// The versions the hunt ran (tags).
     pub versions: Vec<String>,
-    /// How many workloads ran, per suite.
+    /// The suites that ran.
+    pub suites: Vec<Suite>,
+    /// How many workloads ran (states were judged), per suite.
     pub runs: Runs,
     /// One entry per failure signature.
     pub signatures: Vec<Signature>,
@@ -37,6 +39,10 @@ pub struct Runs {
     pub differential: u64,
     /// Migration runs (a store written by one version, continued by another).
     pub migration: u64,
+    /// Fault-suite states judged.
+    pub fault: u64,
+    /// Power-loss crash states judged.
+    pub powerloss: u64,
 }
 
 impl Runs {
@@ -45,6 +51,8 @@ impl Runs {
         match suite {
             Suite::Differential => self.differential,
             Suite::Migration => self.migration,
+            Suite::Fault => self.fault,
+            Suite::Powerloss => self.powerloss,
         }
     }
 }
@@ -57,6 +65,17 @@ pub enum Suite {
     Differential,
     /// The migration suite.
     Migration,
+    /// The fault suite (damaged states).
+    Fault,
+    /// The power-loss suite (crash states).
+    Powerloss,
+}
+
+impl Suite {
+    /// Whether its failures are saved states (fault, power loss) rather than workloads.
+    pub fn states(self) -> bool {
+        matches!(self, Suite::Fault | Suite::Powerloss)
+    }
 }
 
 impl std::fmt::Display for Suite {
@@ -64,6 +83,8 @@ impl std::fmt::Display for Suite {
         f.write_str(match self {
             Suite::Differential => "differential",
             Suite::Migration => "migration",
+            Suite::Fault => "fault",
+            Suite::Powerloss => "powerloss",
         })
     }
 }
@@ -100,7 +121,8 @@ pub struct Example {
     pub replay: String,
     /// The run's seed.
     pub seed: u64,
-    /// The (shrunk) workload, the folder's `workload.yaml`.
+    /// The (shrunk) workload, the folder's `workload.yaml`; for a fault or power-loss state,
+    /// the folder's state description.
     pub workload: String,
 }
 
@@ -205,8 +227,9 @@ mod tests {
             })
             .collect();
         format!(
-            r#"{{"schema":"conformance-hunt/1","base_seed":{seed},"minutes":1.0,"elapsed_s":60.5,
-            "versions":["v1.3.3","v1.3.4"],"runs":{{"differential":5,"migration":7}},
+            r#"{{"schema":"conformance-hunt/2","base_seed":{seed},"minutes":1.0,"elapsed_s":60.5,
+            "versions":["v1.3.3","v1.3.4"],"suites":["differential","migration"],
+            "runs":{{"differential":5,"migration":7,"fault":0,"powerloss":0}},
             "signatures":[{}]}}"#,
             sigs.join(",")
         )

@@ -186,9 +186,9 @@ fn malformed_summaries_and_other_schemas_are_typed_errors() {
     let text = std::fs::read_to_string(fixture("hunt.json")).unwrap();
     let err = HuntSummary::parse("{\"schema\": ", p).unwrap_err();
     assert!(matches!(err, Error::HuntSummary { .. }), "{err}");
-    let other = text.replace("conformance-hunt/1", "conformance-hunt/2");
+    let other = text.replace("conformance-hunt/2", "conformance-hunt/1");
     match HuntSummary::parse(&other, p) {
-        Err(Error::HuntSchema { found, .. }) => assert_eq!(found, "conformance-hunt/2"),
+        Err(Error::HuntSchema { found, .. }) => assert_eq!(found, "conformance-hunt/1"),
         r => panic!("{r:?}"),
     }
     match HuntSummary::parse("{\"signatures\": []}", p) {
@@ -202,7 +202,7 @@ fn malformed_summaries_and_other_schemas_are_typed_errors() {
         Err(Error::HuntSummary { message, .. }) => assert!(message.contains("count"), "{message}"),
         r => panic!("{r:?}"),
     }
-    let bad_suite = text.replace("\"suite\": \"migration\"", "\"suite\": \"fault\"");
+    let bad_suite = text.replace("\"suite\": \"migration\"", "\"suite\": \"sideways\"");
     assert!(matches!(
         HuntSummary::parse(&bad_suite, p),
         Err(Error::HuntSummary { .. })

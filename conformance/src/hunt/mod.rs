@@ -2,21 +2,26 @@
 //! case from one fixed base seed, [`crate::vocab::seed`]).
 //!
 //! Round after round until the budget is spent, the hunt runs the differential property over
-//! every built version × store kind, then the migration property over the pairs of
-//! [`crate::differential::property::migration_pairs`] × the kinds both versions have, each run with a fresh seed derived
-//! from the hunt's base seed (random unless given, so `--seed` replays a hunt) and many times
-//! CI's case count. Each failure is shrunk and saved by the property runner as CI saves its
-//! failures ([`crate::differential::failures`]); its first difference is located
-//! ([`locate`]) and it becomes a [`signature::Finding`]. What fails and what is accepted is the
-//! judge's word alone ([`crate::judge`]): the hunt records and groups.
+//! every built version × store kind, the migration property over the pairs of
+//! [`crate::differential::property::migration_pairs`] × the kinds both versions have, then a
+//! fault-suite batch ([`crate::fault::suite`]) and a power-loss batch
+//! ([`crate::powerloss::suite`]) per version, each run with a fresh seed derived from the
+//! hunt's base seed (random unless given, so `--seed` replays a hunt) and many times CI's case
+//! or state count. Each failure is shrunk (property runs, power-loss states) and saved by its
+//! suite as CI saves its failures; a property failure's first difference is located
+//! ([`locate`]), a damaged or crash state's verdict and damage are classed ([`states`]), and
+//! it becomes a [`signature::Finding`]. What fails and what is accepted is the judge's word
+//! alone ([`crate::judge`]): the hunt records and groups.
 //!
 //! - [`signature`]: findings, their grouping into signatures (version ranges), stable ids;
 //! - [`locate`]: the first differing op and `Compared` kind of a saved failure;
+//! - [`states`]: the fault and power-loss batches, their findings' verdict and damage classes;
 //! - [`run`]: the rounds, the budget, the progress bar.
 
 pub mod locate;
 pub mod run;
 pub mod signature;
+pub mod states;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -25,17 +30,25 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::differential::workload::GenConfig;
-use crate::hunt::signature::Signature;
+use crate::hunt::signature::{Signature, Suite};
+use crate::sides::reads::ReaderFn;
 use crate::vocab::kind::StoreKind;
 
 /// The `schema` of the JSON document.
-pub const SCHEMA: &str = "conformance-hunt/1";
+pub const SCHEMA: &str = "conformance-hunt/2";
 
 /// Differential cases per run by default: 32 times CI's `PROPTEST_CASES=2`.
 pub const DEFAULT_CASES: u32 = 64;
 
 /// Migration cases per run by default: 16 times CI's `MIGRATION_CASES=1`.
 pub const DEFAULT_MIGRATION_CASES: u32 = 16;
+
+/// Fault-suite states per round and version by default: 10 times the 60 of `.ci/run`'s report
+/// (which are spread over every version).
+pub const DEFAULT_FAULT_STATES: usize = 600;
+
+/// Power-loss crash states per round and version by default: 10 times `.ci/run`'s 60.
+pub const DEFAULT_POWERLOSS_STATES: usize = 600;
 
 /// What a hunt runs.
 #[derive(Debug, Clone)]
@@ -44,8 +57,10 @@ pub struct HuntConfig {
     pub budget: Duration,
     /// The base seed every run's seed is derived from.
     pub base_seed: u64,
-    /// Where failure folders go (`differential/`, `migration/` inside).
+    /// Where failure folders go (`differential/`, `migration/`, `fault/`, `powerloss/` inside).
     pub out: PathBuf,
+    /// The suites that run (in [`Suite::ALL`] order).
+    pub suites: Vec<Suite>,
     /// The versions (built tags, oldest first).
     pub versions: Vec<String>,
     /// The store kinds (every kind a version has, of these).
@@ -54,6 +69,14 @@ pub struct HuntConfig {
     pub cases: u32,
     /// Migration cases per run (0: no migration runs).
     pub migration_cases: u32,
+    /// Fault-suite states per round and version (0: no fault batches).
+    pub fault_states: usize,
+    /// Power-loss crash states per round and version (0: no power-loss batches).
+    pub powerloss_states: usize,
+    /// The `Store` path the fault and power-loss suites judge
+    /// ([`crate::sides::reads::read_reader`], or a broken reader's
+    /// [`crate::sides::broken::Broken::reader_fn`]).
+    pub state_reader: ReaderFn,
     /// Generator knobs.
     pub gen: GenConfig,
     /// Shrink steps per failure.
@@ -62,13 +85,47 @@ pub struct HuntConfig {
     pub replay_suffix: String,
 }
 
-/// Property runs done, per suite.
+/// Work done, per suite: property runs, judged states.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Runs {
     /// Differential runs.
     pub differential: u64,
     /// Migration runs.
     pub migration: u64,
+    /// Fault-suite states judged.
+    pub fault: u64,
+    /// Power-loss crash states judged.
+    pub powerloss: u64,
+}
+
+impl Runs {
+    /// The count of `suite`.
+    pub fn of(&self, suite: Suite) -> u64 {
+        match suite {
+            Suite::Differential => self.differential,
+            Suite::Migration => self.migration,
+            Suite::Fault => self.fault,
+            Suite::Powerloss => self.powerloss,
+        }
+    }
+
+    /// The count of `suite`, to add to.
+    pub fn of_mut(&mut self, suite: Suite) -> &mut u64 {
+        match suite {
+            Suite::Differential => &mut self.differential,
+            Suite::Migration => &mut self.migration,
+            Suite::Fault => &mut self.fault,
+            Suite::Powerloss => &mut self.powerloss,
+        }
+    }
+
+    /// `412 differential, 96 migration, 3600 fault states, 3600 power-loss states`.
+    pub fn phrase(&self) -> String {
+        format!(
+            "{} differential, {} migration, {} fault state(s), {} power-loss state(s)",
+            self.differential, self.migration, self.fault, self.powerloss
+        )
+    }
 }
 
 /// What a hunt found: the JSON document (`schema` [`SCHEMA`]).
@@ -84,6 +141,8 @@ pub struct HuntReport {
     pub elapsed_s: f64,
     /// The versions hunted.
     pub versions: Vec<String>,
+    /// The suites that ran.
+    pub suites: Vec<Suite>,
     /// Runs done.
     pub runs: Runs,
     /// The signatures found.
@@ -94,15 +153,14 @@ impl HuntReport {
     /// The summary: one line, then a table of the signatures with each one's replay line.
     pub fn table(&self) -> String {
         let mut out = format!(
-            "conformance hunt: {} signature(s) in {:.0} s (budget {} min), seed {}, {} version(s) [{}]; runs: {} differential, {} migration\n",
+            "conformance hunt: {} signature(s) in {:.0} s (budget {} min), seed {}, {} version(s) [{}]; runs: {}\n",
             self.signatures.len(),
             self.elapsed_s,
             self.minutes,
             self.base_seed,
             self.versions.len(),
             self.versions.join(", "),
-            self.runs.differential,
-            self.runs.migration,
+            self.runs.phrase(),
         );
         if self.signatures.is_empty() {
             return out;
@@ -123,7 +181,13 @@ impl HuntReport {
             })
             .collect();
         let head = [
-            "id", "suite", "versions", "kind", "compared", "first op", "count",
+            "id",
+            "suite",
+            "versions",
+            "kind",
+            "compared",
+            "first op / damage",
+            "count",
         ];
         let mut widths = head.map(|h| h.chars().count());
         for r in &rows {
@@ -156,7 +220,7 @@ impl HuntReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hunt::signature::{Example, Suite};
+    use crate::hunt::signature::Example;
 
     #[test]
     fn the_json_has_the_agreed_names() {
@@ -166,9 +230,12 @@ mod tests {
             minutes: 0.5,
             elapsed_s: 31.0,
             versions: vec!["v2.4.2".to_string()],
+            suites: Suite::ALL.to_vec(),
             runs: Runs {
                 differential: 3,
                 migration: 0,
+                fault: 600,
+                powerloss: 0,
             },
             signatures: vec![Signature {
                 id: "0123456789abcdef".to_string(),
@@ -202,10 +269,18 @@ mod tests {
                 "runs",
                 "schema",
                 "signatures",
+                "suites",
                 "versions"
             ]
         );
-        assert_eq!(keys(&v["runs"]), ["differential", "migration"]);
+        assert_eq!(
+            keys(&v["runs"]),
+            ["differential", "fault", "migration", "powerloss"]
+        );
+        assert_eq!(
+            v["suites"],
+            serde_json::json!(["differential", "migration", "fault", "powerloss"])
+        );
         let s = &v["signatures"][0];
         assert_eq!(
             keys(s),
@@ -225,6 +300,7 @@ mod tests {
         assert_eq!(keys(&s["example"]), ["dir", "replay", "seed", "workload"]);
         let table = report.table();
         assert!(table.contains("1 signature(s)"), "{table}");
+        assert!(table.contains("600 fault state(s)"), "{table}");
         assert!(
             table.contains("0123456789abcdef  differential  v2.4.2"),
             "{table}"

@@ -1,6 +1,7 @@
 //! Findings and their signatures: a failure is one finding; findings with the same suite, store
-//! kind, [`Compared`](crate::judge::compare::Compared) kind and first differing op are one
-//! signature per range of adjacent versions they failed in.
+//! kind, [`Compared`](crate::judge::compare::Compared) kind (a state's verdict class) and first
+//! differing op (a state's damage or crash class) are one signature per range of adjacent
+//! versions they failed in.
 
 use std::collections::BTreeMap;
 
@@ -17,21 +18,50 @@ pub enum Suite {
     Differential,
     /// A store written by one version and continued by another.
     Migration,
+    /// The fault suite's damaged states (killed writers, truncations, bit flips).
+    Fault,
+    /// The power-loss suite's crash states (lost and torn pages).
+    Powerloss,
 }
 
 impl Suite {
+    /// Every suite, in the order a round runs them.
+    pub const ALL: [Suite; 4] = [
+        Suite::Differential,
+        Suite::Migration,
+        Suite::Fault,
+        Suite::Powerloss,
+    ];
+
     /// The JSON name.
     pub fn name(self) -> &'static str {
         match self {
             Suite::Differential => "differential",
             Suite::Migration => "migration",
+            Suite::Fault => "fault",
+            Suite::Powerloss => "powerloss",
         }
     }
 
     /// Whether findings of adjacent units merge into one range: versions do; migration pairs
     /// are each their own.
     fn merges_adjacent(self) -> bool {
-        self == Suite::Differential
+        self != Suite::Migration
+    }
+}
+
+impl std::str::FromStr for Suite {
+    type Err = String;
+
+    /// Parses [`Suite::name`].
+    fn from_str(s: &str) -> Result<Suite, String> {
+        Suite::ALL
+            .into_iter()
+            .find(|x| x.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Suite::ALL.iter().map(|x| x.name()).collect();
+                format!("no suite {s:?}; one of: {}", names.join(", "))
+            })
     }
 }
 
@@ -69,9 +99,10 @@ pub struct Example {
     pub dir: String,
     /// The line that replays it.
     pub replay: String,
-    /// The seed of the property run that found it.
+    /// The seed of the property run or the state batch that found it.
     pub seed: u64,
-    /// The folder's `workload.yaml`.
+    /// The folder's `workload.yaml`; for a fault or power-loss state, the folder's state
+    /// description (`verdict.txt`, `state.txt`).
     pub workload: String,
 }
 
@@ -84,9 +115,11 @@ pub struct Finding {
     pub unit: Unit,
     /// The store kind.
     pub kind: StoreKind,
-    /// What differed first (`Compared`'s text, e.g. `get i32`).
+    /// What differed first (`Compared`'s text, e.g. `get i32`; a state's verdict class, e.g.
+    /// `discard/store: get i32`).
     pub compared: String,
-    /// The op after which the minimal workload first differs (`set`, `reKey`, `switch`...).
+    /// The op after which the minimal workload first differs (`set`, `reKey`, `switch`...); a
+    /// state's damage or crash class (`killed before an op: truncate data`, `crc ahead`).
     pub first_op: String,
     /// Its saved folder.
     pub example: Example,
@@ -98,7 +131,7 @@ pub struct Finding {
 pub struct Signature {
     /// 16 hex digits: a hash of suite, versions, kind, compared and first op.
     pub id: String,
-    /// `differential` or `migration`.
+    /// `differential`, `migration`, `fault` or `powerloss`.
     pub suite: Suite,
     /// `v1.3.3–v1.3.7`, `v2.4.2`, or a pair `v1.3.17→v2.4.2`.
     pub versions: String,
@@ -106,9 +139,9 @@ pub struct Signature {
     pub version_list: Vec<String>,
     /// The store kind's id.
     pub kind: String,
-    /// What differed first.
+    /// What differed first (a state's verdict class).
     pub compared: String,
-    /// The first differing op.
+    /// The first differing op (a state's damage or crash class).
     pub first_op: String,
     /// Findings with this signature.
     pub count: u64,
