@@ -27,15 +27,13 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::differential::workload::GenConfig;
-use crate::hunt::signature::{Signature, Suite};
+use crate::hunt::signature::Suite;
 use crate::sides::reads::ReaderFn;
 use crate::vocab::kind::StoreKind;
 
-/// The `schema` of the JSON document.
-pub const SCHEMA: &str = "conformance-hunt/2";
+/// The JSON document and its parts: one definition, shared with `track-upstream`.
+pub use hunt_schema::{HuntReport, Runs, SCHEMA};
 
 /// Differential cases per run by default: 32 times CI's `PROPTEST_CASES=2`.
 pub const DEFAULT_CASES: u32 = 64;
@@ -85,142 +83,85 @@ pub struct HuntConfig {
     pub replay_suffix: String,
 }
 
-/// Work done, per suite: property runs, judged states.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Runs {
-    /// Differential runs.
-    pub differential: u64,
-    /// Migration runs.
-    pub migration: u64,
-    /// Fault-suite states judged.
-    pub fault: u64,
-    /// Power-loss crash states judged.
-    pub powerloss: u64,
+/// `412 differential, 96 migration, 3600 fault state(s), 3600 power-loss state(s)`.
+pub fn runs_phrase(runs: &Runs) -> String {
+    format!(
+        "{} differential, {} migration, {} fault state(s), {} power-loss state(s)",
+        runs.differential, runs.migration, runs.fault, runs.powerloss
+    )
 }
 
-impl Runs {
-    /// The count of `suite`.
-    pub fn of(&self, suite: Suite) -> u64 {
-        match suite {
-            Suite::Differential => self.differential,
-            Suite::Migration => self.migration,
-            Suite::Fault => self.fault,
-            Suite::Powerloss => self.powerloss,
+/// The summary of `report`: one line, then a table of the signatures with each one's replay
+/// line.
+pub fn table(report: &HuntReport) -> String {
+    let mut out = format!(
+        "conformance hunt: {} signature(s) in {:.0} s (budget {} min), seed {}, {} version(s) [{}]; runs: {}\n",
+        report.signatures.len(),
+        report.elapsed_s,
+        report.minutes,
+        report.base_seed,
+        report.versions.len(),
+        report.versions.join(", "),
+        runs_phrase(&report.runs),
+    );
+    if report.signatures.is_empty() {
+        return out;
+    }
+    let rows: Vec<[String; 7]> = report
+        .signatures
+        .iter()
+        .map(|s| {
+            [
+                s.id.clone(),
+                s.suite.name().to_string(),
+                s.versions.clone(),
+                s.kind.clone(),
+                s.compared.clone(),
+                s.first_op.clone(),
+                s.count.to_string(),
+            ]
+        })
+        .collect();
+    let head = [
+        "id",
+        "suite",
+        "versions",
+        "kind",
+        "compared",
+        "first op / damage",
+        "count",
+    ];
+    let mut widths = head.map(|h| h.chars().count());
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
         }
     }
-
-    /// The count of `suite`, to add to.
-    pub fn of_mut(&mut self, suite: Suite) -> &mut u64 {
-        match suite {
-            Suite::Differential => &mut self.differential,
-            Suite::Migration => &mut self.migration,
-            Suite::Fault => &mut self.fault,
-            Suite::Powerloss => &mut self.powerloss,
+    let line = |cells: &[&str]| {
+        let mut l = String::new();
+        for (c, w) in cells.iter().zip(widths) {
+            let _ = write!(l, "{c}{}  ", " ".repeat(w - c.chars().count()));
         }
-    }
-
-    /// `412 differential, 96 migration, 3600 fault states, 3600 power-loss states`.
-    pub fn phrase(&self) -> String {
-        format!(
-            "{} differential, {} migration, {} fault state(s), {} power-loss state(s)",
-            self.differential, self.migration, self.fault, self.powerloss
-        )
-    }
-}
-
-/// What a hunt found: the JSON document (`schema` [`SCHEMA`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HuntReport {
-    /// [`SCHEMA`].
-    pub schema: String,
-    /// The base seed.
-    pub base_seed: u64,
-    /// The budget in minutes.
-    pub minutes: f64,
-    /// How long it ran.
-    pub elapsed_s: f64,
-    /// The versions hunted.
-    pub versions: Vec<String>,
-    /// The suites that ran.
-    pub suites: Vec<Suite>,
-    /// Runs done.
-    pub runs: Runs,
-    /// The signatures found.
-    pub signatures: Vec<Signature>,
-}
-
-impl HuntReport {
-    /// The summary: one line, then a table of the signatures with each one's replay line.
-    pub fn table(&self) -> String {
-        let mut out = format!(
-            "conformance hunt: {} signature(s) in {:.0} s (budget {} min), seed {}, {} version(s) [{}]; runs: {}\n",
-            self.signatures.len(),
-            self.elapsed_s,
-            self.minutes,
-            self.base_seed,
-            self.versions.len(),
-            self.versions.join(", "),
-            self.runs.phrase(),
-        );
-        if self.signatures.is_empty() {
-            return out;
-        }
-        let rows: Vec<[String; 7]> = self
-            .signatures
-            .iter()
-            .map(|s| {
-                [
-                    s.id.clone(),
-                    s.suite.name().to_string(),
-                    s.versions.clone(),
-                    s.kind.clone(),
-                    s.compared.clone(),
-                    s.first_op.clone(),
-                    s.count.to_string(),
-                ]
-            })
-            .collect();
-        let head = [
-            "id",
-            "suite",
-            "versions",
-            "kind",
-            "compared",
-            "first op / damage",
-            "count",
-        ];
-        let mut widths = head.map(|h| h.chars().count());
-        for r in &rows {
-            for (w, c) in widths.iter_mut().zip(r) {
-                *w = (*w).max(c.chars().count());
-            }
-        }
-        let line = |cells: &[&str]| {
-            let mut l = String::new();
-            for (c, w) in cells.iter().zip(widths) {
-                let _ = write!(l, "{c}{}  ", " ".repeat(w - c.chars().count()));
-            }
-            l.trim_end().to_string()
-        };
+        l.trim_end().to_string()
+    };
+    out.push('\n');
+    out.push_str(&line(&head));
+    out.push('\n');
+    for r in &rows {
+        out.push_str(&line(&r.each_ref().map(String::as_str)));
         out.push('\n');
-        out.push_str(&line(&head));
-        out.push('\n');
-        for r in &rows {
-            out.push_str(&line(&r.each_ref().map(String::as_str)));
-            out.push('\n');
-        }
-        out.push('\n');
-        for s in &self.signatures {
-            let _ = writeln!(out, "{}: {}", s.id, s.example.replay);
-        }
-        out
     }
+    out.push('\n');
+    for s in &report.signatures {
+        let _ = writeln!(out, "{}: {}", s.id, s.example.replay);
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hunt::signature::Example;
+    use crate::hunt::signature::{Example, Signature};
 
     #[test]
     fn the_json_has_the_agreed_names() {
@@ -298,7 +239,7 @@ mod tests {
         );
         assert_eq!(s["suite"], "differential");
         assert_eq!(keys(&s["example"]), ["dir", "replay", "seed", "workload"]);
-        let table = report.table();
+        let table = table(&report);
         assert!(table.contains("1 signature(s)"), "{table}");
         assert!(table.contains("600 fault state(s)"), "{table}");
         assert!(

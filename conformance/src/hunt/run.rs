@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::hunt::locate::first_difference;
 use crate::hunt::signature::{group, Axis, Example, Finding, Suite, Unit};
 use crate::hunt::states::{batch_kinds, run_batch, Batch};
-use crate::hunt::{HuntConfig, HuntReport, Runs, SCHEMA};
+use crate::hunt::{runs_phrase, HuntConfig, HuntReport, Runs, SCHEMA};
 use crate::sides::official::OfficialLib;
 use crate::sides::sys::SysLib;
 use crate::sides::view::ReaderFactory;
@@ -228,7 +228,7 @@ pub fn hunt(cfg: &HuntConfig, reader: &dyn ReaderFactory) -> Result<HuntReport> 
                 say(&format!(
                     "hunt: {:.0} s, round {round}: {}; {} failure(s)",
                     started.elapsed().as_secs_f64(),
-                    runs.phrase(),
+                    runs_phrase(&runs),
                     findings.len()
                 ));
                 next_status = now + STATUS_EVERY;
@@ -255,7 +255,7 @@ pub fn hunt(cfg: &HuntConfig, reader: &dyn ReaderFactory) -> Result<HuntReport> 
                     p.suite.name(),
                     p.unit.label,
                     p.kinds_label(),
-                    runs.phrase(),
+                    runs_phrase(runs),
                 )
             };
             bar.set_message(status(&runs, findings.len()));
