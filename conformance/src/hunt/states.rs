@@ -6,8 +6,9 @@
 //! A finding's compared kind is its verdict class ([`verdict_class`]), its first op the class
 //! of its damage ([`damage_class`]) or crash state ([`crash_class`]), unless the store it came
 //! from already disagrees: the written store before its damage, the files at the crash point
-//! before any page is lost ([`UNDAMAGED`], [`NO_LOST_PAGE`]; judged once per writer run or
-//! crash point, so that one reader bug does not split into a signature per damage).
+//! before any page is lost. Then the first op is [`UNDAMAGED`] or [`NO_LOST_PAGE`] and the
+//! compared kind that store's verdict class (judged once per writer run or crash point), so
+//! that one reader bug does not split into a signature per damage or per refusal it causes.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -91,17 +92,19 @@ pub fn run_batch(
             sc.seed = batch.seed;
             sc.save = Some(save);
             sc.reader = cfg.state_reader;
-            // Per writer run: its store, undamaged, disagrees.
-            let mut written: HashMap<(String, StoreKind, u64, String), bool> = HashMap::new();
+            // Per writer run: the verdict class of its store, undamaged, when it disagrees.
+            let mut written: HashMap<(String, StoreKind, u64, String), Option<String>> =
+                HashMap::new();
             run_suite(&sc, |r| {
                 if r.disagrees() {
                     let mut f = fault_finding(r, batch.seed, &cfg.replay_suffix);
                     let key = (r.tag.clone(), r.kind, r.writer_seed, r.kill.arg());
                     let before = r.saved.as_ref().map(|d| d.join("before-damage"));
-                    let undamaged = *written.entry(key).or_insert_with(|| {
-                        before.is_some_and(|d| store_disagrees(&sc, &r.tag, r.kind, &d))
+                    let undamaged = written.entry(key).or_insert_with(|| {
+                        before.and_then(|d| store_disagrees(&sc, &r.tag, r.kind, &d))
                     });
-                    if undamaged {
+                    if let Some(class) = undamaged {
+                        f.compared = class.clone();
                         f.first_op = UNDAMAGED.to_string();
                     }
                     found.push(f);
@@ -116,17 +119,20 @@ pub fn run_batch(
             pc.seed = batch.seed;
             pc.save = Some(save);
             pc.reader = cfg.state_reader;
-            // Per crash point: its files, with no page lost, disagree.
-            let mut points: HashMap<(String, StoreKind, u64, usize), bool> = HashMap::new();
+            // Per crash point: the verdict class of its files, with no page lost, when they
+            // disagree.
+            let mut points: HashMap<(String, StoreKind, u64, usize), Option<String>> =
+                HashMap::new();
             run_powerloss(&pc, |j| {
                 if j.disagrees() {
                     let mut f = powerloss_finding(j, batch.seed, &cfg.replay_suffix);
                     let key = (j.tag.clone(), j.kind, j.seed, j.state.point);
                     let at = j.saved.as_ref().map(|d| d.join("crash-point"));
-                    let whole = *points.entry(key).or_insert_with(|| {
-                        at.is_some_and(|d| files_disagree(&pc, &j.tag, j.kind, &d))
+                    let whole = points.entry(key).or_insert_with(|| {
+                        at.and_then(|d| files_disagree(&pc, &j.tag, j.kind, &d))
                     });
-                    if whole {
+                    if let Some(class) = whole {
+                        f.compared = class.clone();
                         f.first_op = NO_LOST_PAGE.to_string();
                     }
                     found.push(f);
@@ -138,9 +144,9 @@ pub fn run_batch(
     Ok(found)
 }
 
-/// The fault suite's verdicts on the store in `dir` (official `tag`, `kind`) disagree; false
-/// when it cannot be judged.
-fn store_disagrees(sc: &SuiteConfig, tag: &str, kind: StoreKind, dir: &Path) -> bool {
+/// The [`verdict_class`] of the fault suite's verdicts on the store in `dir` (official `tag`,
+/// `kind`) when they disagree; `None` when they do not or it cannot be judged.
+fn store_disagrees(sc: &SuiteConfig, tag: &str, kind: StoreKind, dir: &Path) -> Option<String> {
     let judged = (|| {
         let scratch = tempfile::Builder::new()
             .prefix("mmkv-hunt-undamaged")
@@ -154,18 +160,24 @@ fn store_disagrees(sc: &SuiteConfig, tag: &str, kind: StoreKind, dir: &Path) -> 
             scratch.path(),
         )
     })();
-    judged.is_ok_and(|v| disagrees(&v))
+    judged
+        .ok()
+        .filter(|v| disagrees(v))
+        .map(|v| verdict_class(&v))
 }
 
-/// The power-loss suite's verdicts on the files in `dir` (official `tag`, `kind`) disagree;
-/// false when they cannot be judged.
-fn files_disagree(pc: &PowerlossConfig, tag: &str, kind: StoreKind, dir: &Path) -> bool {
+/// The [`verdict_class`] of the power-loss suite's verdicts on the files in `dir` (official
+/// `tag`, `kind`) when they disagree; `None` when they do not or cannot be judged.
+fn files_disagree(pc: &PowerlossConfig, tag: &str, kind: StoreKind, dir: &Path) -> Option<String> {
     let data = dir.join(STORE_ID);
     let files = [
         std::fs::read(&data).unwrap_or_default(),
         std::fs::read(mmkv_reader::meta_path(&data)).unwrap_or_default(),
     ];
-    judge_files(pc, tag, kind, &files).is_ok_and(|v| disagrees(&v))
+    judge_files(pc, tag, kind, &files)
+        .ok()
+        .filter(|v| disagrees(v))
+        .map(|v| verdict_class(&v))
 }
 
 /// The example of a saved state: its folder, replay line (`command FOLDER` and `suffix`) and
