@@ -8,9 +8,10 @@ use clap::{Args, Parser, Subcommand};
 
 use conformance::corpus::golden::corpus_root;
 use conformance::differential::workload::GenConfig;
+use conformance::hunt::signature::Suite;
 use conformance::hunt::HuntConfig;
 use conformance::report::plan::ReportConfig;
-use conformance::sides::broken::{Broken, Bug};
+use conformance::sides::broken::Broken;
 use conformance::StoreKind;
 
 /// `conformance`.
@@ -77,7 +78,8 @@ pub enum Command {
         broken: Option<Broken>,
     },
     /// Explore on a time budget: property runs with fresh seeds over every built version and
-    /// kind (then migration pairs), failures shrunk, saved and grouped by signature.
+    /// kind, migration pairs, fault and power-loss batches; failures shrunk, saved and grouped
+    /// by signature.
     Hunt(HuntArgs),
     /// Check one corpus folder (manifest.json + stores) with the reader.
     CheckCorpus {
@@ -346,12 +348,9 @@ impl ReportArgs {
     }
 }
 
-/// A `--break` name: one of [`Bug::NAMES`].
+/// A `--break` name: one of `conformance::sides::broken::Bug::NAMES`.
 fn parse_break(name: &str) -> Result<Broken, String> {
-    Broken::named(name).ok_or_else(|| {
-        let names: Vec<&str> = Bug::NAMES.iter().map(|(n, _)| *n).collect();
-        format!("no broken reader {name:?}; one of: {}", names.join(", "))
-    })
+    Broken::parse(name)
 }
 
 /// `conformance hunt`.
@@ -386,6 +385,16 @@ pub struct HuntArgs {
     /// Migration cases per run (0: no migration runs).
     #[arg(long, default_value_t = conformance::hunt::DEFAULT_MIGRATION_CASES)]
     pub migration_cases: u32,
+    /// Only these suites (comma-separated: differential, migration, fault, powerloss;
+    /// default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub suites: Vec<Suite>,
+    /// Fault-suite states per round and version (0: no fault batches).
+    #[arg(long, default_value_t = conformance::hunt::DEFAULT_FAULT_STATES)]
+    pub fault_states: usize,
+    /// Power-loss crash states per round and version (0: no power-loss batches).
+    #[arg(long, default_value_t = conformance::hunt::DEFAULT_POWERLOSS_STATES)]
+    pub powerloss_states: usize,
     /// Most operations per generated workload.
     #[arg(long, default_value_t = GenConfig::default().max_ops)]
     pub max_ops: usize,
@@ -444,11 +453,20 @@ impl HuntArgs {
             conformance::differential::failures::failures_root().join(format!("hunt-{base_seed}"))
         });
         let json = self.json.unwrap_or_else(|| out.join("hunt.json"));
+        let suites: Vec<Suite> = Suite::ALL
+            .into_iter()
+            .filter(|s| self.suites.is_empty() || self.suites.contains(s))
+            .collect();
+        let state_reader = match &self.broken {
+            Some(b) => b.reader_fn().map_err(conformance::Error::Other)?,
+            None => conformance::sides::reads::read_reader,
+        };
         Ok(HuntRun {
             config: HuntConfig {
                 budget: std::time::Duration::from_secs_f64(self.minutes * 60.0),
                 base_seed,
                 out,
+                suites,
                 versions,
                 kinds: if self.kinds.is_empty() {
                     StoreKind::ALL.to_vec()
@@ -457,6 +475,9 @@ impl HuntArgs {
                 },
                 cases: self.cases,
                 migration_cases: self.migration_cases,
+                fault_states: self.fault_states,
+                powerloss_states: self.powerloss_states,
+                state_reader,
                 gen: GenConfig {
                     max_ops: self.max_ops,
                     ..GenConfig::default()

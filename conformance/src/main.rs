@@ -242,7 +242,7 @@ fn hunt(run: cli::HuntRun) -> conformance::Result<ExitCode> {
         None => &real,
     };
     let report = conformance::hunt::run::hunt(&run.config, reader)?;
-    print!("{}", report.table());
+    print!("{}", conformance::hunt::table(&report));
     let json = serde_json::to_string_pretty(&report)
         .map_err(|e| conformance::Error::Other(e.to_string()))?;
     if let Some(dir) = run.json.parent().filter(|d| !d.as_os_str().is_empty()) {

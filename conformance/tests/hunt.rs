@@ -1,7 +1,10 @@
-//! `conformance hunt` end to end: about a second against a deliberately broken reader
-//! (`--break i32-via-u32`) on one version and one kind must give exactly one signature, whose
-//! saved folder replays as a failure with that reader and as a pass with the real one; the
-//! same `--seed` draws the same first run.
+//! `conformance hunt` end to end: about a second of differential runs against a deliberately
+//! broken reader (`--break i32-via-u32`) on one version and one kind must give exactly one
+//! signature, whose saved folder replays as a failure with that reader and as a pass with the
+//! real one; the same `--seed` draws the same first run. Then a few seconds of fault and
+//! power-loss batches: the same broken reader is caught by both suites, its main signature in
+//! each (`get i32`, already on the undamaged store) replays as a failure with it and as a
+//! pass with the real reader, and the real reader on the same budget finds nothing.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -25,6 +28,15 @@ fn text(o: &Output) -> String {
     )
 }
 
+/// The newest built version with plaintext stores.
+fn newest_plain() -> &'static str {
+    built_versions()
+        .iter()
+        .rev()
+        .find(|t| SysLib::load(t).is_ok_and(|l| StoreKind::Plain.supported_by(&l.features())))
+        .expect("a built version")
+}
+
 /// A hunt of 1.2 seconds with the broken reader on `tag`'s plain stores; its JSON document.
 fn hunt(tag: &str, seed: &str, out: &Path) -> serde_json::Value {
     let json = out.join("h.json");
@@ -38,6 +50,8 @@ fn hunt(tag: &str, seed: &str, out: &Path) -> serde_json::Value {
         tag,
         "--kinds",
         "plain",
+        "--suites",
+        "differential",
         "--cases",
         "16",
         "--max-shrink-iters",
@@ -56,14 +70,10 @@ fn hunt(tag: &str, seed: &str, out: &Path) -> serde_json::Value {
 
 #[test]
 fn a_broken_reader_gives_one_replayable_signature() {
-    let tag = *built_versions()
-        .iter()
-        .rev()
-        .find(|t| SysLib::load(t).is_ok_and(|l| StoreKind::Plain.supported_by(&l.features())))
-        .expect("a built version");
+    let tag = newest_plain();
     let out = tempfile::tempdir().unwrap();
     let doc = hunt(tag, "3", out.path());
-    assert_eq!(doc["schema"], "conformance-hunt/1");
+    assert_eq!(doc["schema"], "conformance-hunt/2");
     assert_eq!(doc["base_seed"], 3);
     assert_eq!(doc["versions"], serde_json::json!([tag]));
     let runs = doc["runs"]["differential"].as_u64().unwrap();
@@ -125,4 +135,134 @@ fn a_broken_reader_gives_one_replayable_signature() {
     let s2 = &doc2["signatures"][0];
     assert_eq!(s2["id"], s["id"]);
     assert_eq!(s2["example"]["seed"], ex["seed"]);
+}
+
+/// A 6-second hunt of fault and power-loss batches (24 states each) on `tag`'s plain stores,
+/// with `broken` (or the real reader); its exit status and JSON document.
+fn state_hunt(tag: &str, broken: Option<&str>, out: &Path) -> (Option<i32>, serde_json::Value) {
+    let json = out.join("h.json");
+    let mut args = vec![
+        "hunt",
+        "--minutes",
+        "0.1",
+        "--only",
+        tag,
+        "--kinds",
+        "plain",
+        "--suites",
+        "fault,powerloss",
+        "--fault-states",
+        "24",
+        "--powerloss-states",
+        "24",
+        "--seed",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    if let Some(b) = broken {
+        args.extend(["--break", b]);
+    }
+    let o = conformance(&args);
+    let doc =
+        std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("no JSON ({e}):\n{}", text(&o)));
+    (o.status.code(), serde_json::from_str(&doc).expect("JSON"))
+}
+
+/// The replay line's command run by this build (its `cargo run ... --` prefix dropped).
+fn replay(line: &str, with_break: bool) -> Output {
+    let args = line
+        .strip_prefix("cargo run --release -p conformance -- ")
+        .unwrap_or_else(|| panic!("not a replay line: {line}"));
+    let mut args: Vec<&str> = args.split(' ').collect();
+    if !with_break {
+        let at = args.iter().position(|a| *a == "--break").expect("--break");
+        args.truncate(at);
+    }
+    conformance(&args)
+}
+
+#[test]
+fn fault_and_powerloss_batches_catch_a_broken_reader_and_pass_the_real_one() {
+    let tag = newest_plain();
+    let out = tempfile::tempdir().unwrap();
+    let (code, doc) = state_hunt(tag, Some("i32-via-u32"), out.path());
+    assert_eq!(code, Some(1), "a finding exits 1: {doc:#}");
+    assert_eq!(doc["suites"], serde_json::json!(["fault", "powerloss"]));
+    let runs = &doc["runs"];
+    assert_eq!(
+        (&runs["differential"], &runs["migration"]),
+        (&0.into(), &0.into())
+    );
+    let sigs = doc["signatures"].as_array().unwrap();
+    for (suite, first_op, text_file) in [
+        (
+            "fault",
+            "no damage needed (the written store)",
+            "verdict.txt",
+        ),
+        (
+            "powerloss",
+            "no lost page needed (the crash point)",
+            "state.txt",
+        ),
+    ] {
+        assert!(runs[suite].as_u64().unwrap() >= 24, "{suite}: {doc:#}");
+        let of: Vec<&serde_json::Value> = sigs.iter().filter(|s| s["suite"] == suite).collect();
+        assert!(!of.is_empty(), "{suite} caught nothing: {doc:#}");
+        for s in &of {
+            let c = s["compared"].as_str().unwrap();
+            assert!(
+                c.ends_with(": get i32") || c.ends_with(": reader refused"),
+                "{suite}: only the i32 getter differs (or a refusal the judge then cannot \
+                 explain with it): {c}"
+            );
+            assert_eq!((&s["versions"], &s["kind"]), (&tag.into(), &"plain".into()));
+        }
+        // One signature for the bug itself: the undamaged store already differs, most often.
+        let main = of.iter().max_by_key(|s| s["count"].as_u64()).unwrap();
+        assert_eq!(main["first_op"], first_op, "{suite}: {doc:#}");
+        assert!(main["compared"].as_str().unwrap().ends_with(": get i32"));
+        assert_eq!(
+            of.iter()
+                .filter(|s| s["first_op"] == first_op && s["compared"] == main["compared"])
+                .count(),
+            1,
+            "grouped into one signature"
+        );
+        let ex = &main["example"];
+        let dir = Path::new(ex["dir"].as_str().unwrap());
+        assert!(dir.starts_with(out.path().join(suite)), "{}", dir.display());
+        let saved = std::fs::read_to_string(dir.join(text_file)).expect("saved description");
+        assert_eq!(ex["workload"], saved.as_str());
+        // The example is a state of that store: its own first verdict may be a refusal.
+        let shows = |t: &str| t.contains("get i32") || t.contains("reader refused");
+        assert!(shows(&saved), "{saved}");
+        let line = ex["replay"].as_str().unwrap();
+        assert!(line.ends_with(" --break i32-via-u32"), "{line}");
+        let broken = replay(line, true);
+        assert_eq!(broken.status.code(), Some(1), "{}", text(&broken));
+        assert!(
+            text(&broken).contains("DISAGREE") && shows(&text(&broken)),
+            "{}",
+            text(&broken)
+        );
+        let real = replay(line, false);
+        assert_eq!(
+            real.status.code(),
+            Some(0),
+            "the real reader agrees: {}",
+            text(&real)
+        );
+    }
+
+    let clean = tempfile::tempdir().unwrap();
+    let (code, doc) = state_hunt(tag, None, clean.path());
+    assert_eq!(doc["signatures"], serde_json::json!([]), "{doc:#}");
+    assert_eq!(code, Some(0));
+    for suite in ["fault", "powerloss"] {
+        assert!(doc["runs"][suite].as_u64().unwrap() >= 24, "{doc:#}");
+    }
 }

@@ -100,9 +100,9 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
-    /// A hunt summary has another schema than `conformance-hunt/1`.
+    /// A hunt summary has another schema than `conformance-hunt/2`.
     #[error(
-        "{path}: unknown hunt summary schema {found:?} (this tracker reads conformance-hunt/1)"
+        "{path}: unknown hunt summary schema {found:?} (this tracker reads conformance-hunt/2)"
     )]
     HuntSchema {
         /// The summary file.

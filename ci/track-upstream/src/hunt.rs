@@ -8,101 +8,11 @@ use serde::Deserialize;
 
 use crate::error::{Error, Result};
 
-/// The only summary schema this crate reads.
-pub const HUNT_SCHEMA: &str = "conformance-hunt/1";
+/// The document's types: one definition, shared with `conformance`, which writes it.
+pub use hunt_schema::{Example, Runs, Signature, Suite, SCHEMA as HUNT_SCHEMA};
 
 /// One hunt's summary, as `conformance hunt --json` writes it.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct HuntSummary {
-    /// Always [`HUNT_SCHEMA`] (checked by [`HuntSummary::parse`]).
-    pub schema: String,
-    /// The seed every run's seed was derived from.
-    pub base_seed: u64,
-    /// The time box asked for, in minutes.
-    pub minutes: f64,
-    /// How long the hunt ran, in seconds.
-    pub elapsed_s: f64,
-    /// The versions the hunt ran (tags).
-    pub versions: Vec<String>,
-    /// How many workloads ran, per suite.
-    pub runs: Runs,
-    /// One entry per failure signature.
-    pub signatures: Vec<Signature>,
-}
-
-/// Workloads run, per suite.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-pub struct Runs {
-    /// Differential runs (reader vs official library on one store).
-    pub differential: u64,
-    /// Migration runs (a store written by one version, continued by another).
-    pub migration: u64,
-}
-
-impl Runs {
-    /// The count of `suite`.
-    pub fn of(&self, suite: Suite) -> u64 {
-        match suite {
-            Suite::Differential => self.differential,
-            Suite::Migration => self.migration,
-        }
-    }
-}
-
-/// The suite a failure came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Suite {
-    /// The differential suite.
-    Differential,
-    /// The migration suite.
-    Migration,
-}
-
-impl std::fmt::Display for Suite {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Suite::Differential => "differential",
-            Suite::Migration => "migration",
-        })
-    }
-}
-
-/// A group of failures that differ the same way.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct Signature {
-    /// 16 hex digits naming the signature (stable across hunts).
-    pub id: String,
-    /// The suite.
-    pub suite: Suite,
-    /// The versions it fails on, as a range (`v1.3.3–v1.3.7`).
-    pub versions: String,
-    /// The versions it fails on, one tag each.
-    pub version_list: Vec<String>,
-    /// The store kind (`plain`, `aes128`, ...).
-    pub kind: String,
-    /// What was compared when the sides first differed.
-    pub compared: String,
-    /// The first operation after which they differed.
-    pub first_op: String,
-    /// How many runs failed with this signature.
-    pub count: u64,
-    /// The smallest failing run kept.
-    pub example: Example,
-}
-
-/// A kept failing run.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct Example {
-    /// Its failure folder (relative to where the hunt ran).
-    pub dir: String,
-    /// The command that re-runs it.
-    pub replay: String,
-    /// The run's seed.
-    pub seed: u64,
-    /// The (shrunk) workload, the folder's `workload.yaml`.
-    pub workload: String,
-}
+pub type HuntSummary = hunt_schema::HuntReport;
 
 /// Only the schema field, read before the rest so that another schema gets its own error.
 #[derive(Deserialize)]
@@ -110,39 +20,37 @@ struct Head {
     schema: Option<String>,
 }
 
-impl HuntSummary {
-    /// Reads and checks a summary file.
-    pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        Self::parse(&text, path)
-    }
+/// Reads and checks a summary file ([`parse`]).
+pub fn load(path: &Path) -> Result<HuntSummary> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    parse(&text, path)
+}
 
-    /// Parses and checks a summary (`path` names it in errors): an unknown `schema` is
-    /// [`Error::HuntSchema`]; malformed JSON, a missing field or a bad signature id is
-    /// [`Error::HuntSummary`].
-    pub fn parse(text: &str, path: &Path) -> Result<Self> {
-        let bad = |message: String| Error::HuntSummary {
-            path: path.to_path_buf(),
-            message,
-        };
-        let head: Head = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
-        match head.schema.as_deref() {
-            Some(HUNT_SCHEMA) => {}
-            found => {
-                return Err(Error::HuntSchema {
-                    path: path.to_path_buf(),
-                    found: found.unwrap_or("(none)").to_string(),
-                })
-            }
+/// Parses and checks a summary (`path` names it in errors): an unknown `schema` is
+/// [`Error::HuntSchema`]; malformed JSON, a missing field or a bad signature id is
+/// [`Error::HuntSummary`].
+pub fn parse(text: &str, path: &Path) -> Result<HuntSummary> {
+    let bad = |message: String| Error::HuntSummary {
+        path: path.to_path_buf(),
+        message,
+    };
+    let head: Head = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+    match head.schema.as_deref() {
+        Some(HUNT_SCHEMA) => {}
+        found => {
+            return Err(Error::HuntSchema {
+                path: path.to_path_buf(),
+                found: found.unwrap_or("(none)").to_string(),
+            })
         }
-        let summary: HuntSummary = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
-        for s in &summary.signatures {
-            if s.id.len() != 16 || !s.id.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(bad(format!("signature id {:?} is not 16 hex digits", s.id)));
-            }
-        }
-        Ok(summary)
     }
+    let summary: HuntSummary = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+    for s in &summary.signatures {
+        if s.id.len() != 16 || !s.id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(bad(format!("signature id {:?} is not 16 hex digits", s.id)));
+        }
+    }
+    Ok(summary)
 }
 
 /// One signature over every summary that saw it.
@@ -205,8 +113,9 @@ mod tests {
             })
             .collect();
         format!(
-            r#"{{"schema":"conformance-hunt/1","base_seed":{seed},"minutes":1.0,"elapsed_s":60.5,
-            "versions":["v1.3.3","v1.3.4"],"runs":{{"differential":5,"migration":7}},
+            r#"{{"schema":"conformance-hunt/2","base_seed":{seed},"minutes":1.0,"elapsed_s":60.5,
+            "versions":["v1.3.3","v1.3.4"],"suites":["differential","migration"],
+            "runs":{{"differential":5,"migration":7,"fault":0,"powerloss":0}},
             "signatures":[{}]}}"#,
             sigs.join(",")
         )
@@ -215,9 +124,8 @@ mod tests {
     #[test]
     fn merge_sums_counts_and_keeps_the_smallest_example() {
         let p = Path::new("a.json");
-        let a = HuntSummary::parse(&summary(1, &[("00000000000000aa", 2, "long workload")]), p)
-            .unwrap();
-        let b = HuntSummary::parse(
+        let a = parse(&summary(1, &[("00000000000000aa", 2, "long workload")]), p).unwrap();
+        let b = parse(
             &summary(
                 2,
                 &[
@@ -240,7 +148,7 @@ mod tests {
 
     #[test]
     fn ids_must_be_16_hex_digits() {
-        let err = HuntSummary::parse(&summary(1, &[("xyz", 1, "w")]), Path::new("h.json"));
+        let err = parse(&summary(1, &[("xyz", 1, "w")]), Path::new("h.json"));
         assert!(
             matches!(&err, Err(Error::HuntSummary { message, .. }) if message.contains("\"xyz\"")),
             "{err:?}"

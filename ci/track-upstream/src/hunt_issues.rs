@@ -22,7 +22,7 @@
 use std::io::Write;
 
 use crate::error::{Error, Result};
-use crate::hunt::Finding;
+use crate::hunt::{Finding, Suite};
 use crate::issues::{ExistingIssue, IssueThread, IssueTracker, NewIssue};
 
 /// The label of the hunt's issues.
@@ -76,7 +76,7 @@ pub fn issue_body(f: &Finding, run_url: Option<&str>) -> String {
          | store kind | {kind} |\n\
          | compared | {compared} |\n\
          | first op | {first_op} |\n\
-         | count | {count} of {runs} {suite} runs |\n\
+         | count | {count} of {runs} {suite} {unit} |\n\
          | base seed | {base} |\n\
          | example seed | {seed} |\n\n",
         id = s.id,
@@ -88,6 +88,7 @@ pub fn issue_body(f: &Finding, run_url: Option<&str>) -> String {
         first_op = cell(&code(&s.first_op)),
         count = s.count,
         runs = f.runs,
+        unit = unit(s.suite),
         base = f.base_seed,
         seed = s.example.seed,
     );
@@ -152,20 +153,24 @@ pub fn comment_body(f: &Finding, update: &Update, run_url: Option<&str>) -> Stri
             Some(closed_at.as_str()),
         ),
         Update::Smaller { previous: Some(p) } => (
-            format!("A smaller example: {bytes} bytes of workload.yaml, down from {p}."),
+            format!(
+                "A smaller example: {bytes} bytes of {}, down from {p}.",
+                example_name(s.suite)
+            ),
             None,
         ),
         Update::Smaller { previous: None } => (
-            format!("An example ({bytes} bytes of workload.yaml)."),
+            format!("An example ({bytes} bytes of {}).", example_name(s.suite)),
             None,
         ),
     };
     let mut b = format!(
-        "{why}\n\nIn this hunt, {count} of {runs} {suite} runs failed with this signature \
+        "{why}\n\nIn this hunt, {count} of {runs} {suite} {unit} failed with this signature \
          (base seed {base}, example seed {seed}).\n\n",
         count = s.count,
         runs = f.runs,
         suite = s.suite,
+        unit = unit(s.suite),
         base = f.base_seed,
         seed = s.example.seed,
     );
@@ -174,15 +179,42 @@ pub fn comment_body(f: &Finding, update: &Update, run_url: Option<&str>) -> Stri
     b
 }
 
-/// The minimal workload and replay sections, shared by bodies and comments.
+/// What a suite counts: property `runs`, or judged `states` (fault, power loss).
+fn unit(suite: Suite) -> &'static str {
+    if suite.states() {
+        "states"
+    } else {
+        "runs"
+    }
+}
+
+/// What an example's text is: the workload, or the saved state's description.
+fn example_name(suite: Suite) -> &'static str {
+    if suite.states() {
+        "state description"
+    } else {
+        "workload.yaml"
+    }
+}
+
+/// The minimal workload (or saved state) and replay sections, shared by bodies and comments.
 fn example_sections(f: &Finding, run_url: Option<&str>) -> String {
     let s = &f.signature;
     let e = &s.example;
     let (workload, cut) = cut_workload(&e.workload);
     let fence = fence_for(&workload);
-    let mut b = String::from("## Minimal workload\n\n");
+    let (heading, name, lang) = if s.suite.states() {
+        (
+            "Saved state",
+            "state description (`verdict.txt` or `state.txt`)",
+            "text",
+        )
+    } else {
+        ("Minimal workload", "`workload.yaml`", "yaml")
+    };
+    let mut b = format!("## {heading}\n\n");
     b.push_str(&format!(
-        "The example's `workload.yaml` ({} bytes{}):\n\n{fence}yaml\n{workload}",
+        "The example's {name} ({} bytes{}):\n\n{fence}{lang}\n{workload}",
         e.workload.len(),
         if cut {
             ", cut here: the whole file is in the failure folder"
@@ -217,7 +249,7 @@ fn example_sections(f: &Finding, run_url: Option<&str>) -> String {
         }
         None => b.push_str(&format!("The failure folder is {dir}.")),
     }
-    if !cut {
+    if !cut && !s.suite.states() {
         b.push_str(" `replay` also takes the workload above saved as a `.yaml` file.");
     }
     b.push_str("\n\n");

@@ -15,7 +15,7 @@ use track_upstream::add_version::{
 use track_upstream::check::{run_check, CheckOptions};
 use track_upstream::edit::EditAction;
 use track_upstream::git::{ls_remote_tags, UPSTREAM_URL};
-use track_upstream::hunt::{merge, HuntSummary};
+use track_upstream::hunt::{self, merge};
 use track_upstream::hunt_issues::{
     run_hunt_issues, HuntIssueOptions, HUNT_LABEL, HUNT_LABEL_DESCRIPTION,
 };
@@ -370,7 +370,7 @@ fn hunt_issues(args: HuntArgs) -> Result<()> {
     let summaries = args
         .summaries
         .iter()
-        .map(|p| Ok((p.clone(), HuntSummary::load(p)?)))
+        .map(|p| Ok((p.clone(), hunt::load(p)?)))
         .collect::<Result<Vec<_>>>()?;
     let findings = merge(&summaries);
     let list_tracker = args

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use track_upstream::hunt::{merge, Finding, HuntSummary};
+use track_upstream::hunt::{load, merge, parse, Finding};
 use track_upstream::hunt_issues::{
     decide, run_hunt_issues, HuntIssueOptions, HuntIssueReport, Update, HUNT_LABEL,
 };
@@ -23,7 +23,7 @@ fn fixture(name: &str) -> PathBuf {
 
 fn findings() -> Vec<Finding> {
     let path = fixture("hunt.json");
-    merge(&[(path.clone(), HuntSummary::load(&path).unwrap())])
+    merge(&[(path.clone(), load(&path).unwrap())])
 }
 
 fn run(tracker: &dyn IssueTracker, dry_run: bool) -> (HuntIssueReport, String) {
@@ -184,27 +184,27 @@ fn a_hand_opened_issue_without_a_record_gets_the_example_once() {
 fn malformed_summaries_and_other_schemas_are_typed_errors() {
     let p = Path::new("hunt.json");
     let text = std::fs::read_to_string(fixture("hunt.json")).unwrap();
-    let err = HuntSummary::parse("{\"schema\": ", p).unwrap_err();
+    let err = parse("{\"schema\": ", p).unwrap_err();
     assert!(matches!(err, Error::HuntSummary { .. }), "{err}");
-    let other = text.replace("conformance-hunt/1", "conformance-hunt/2");
-    match HuntSummary::parse(&other, p) {
-        Err(Error::HuntSchema { found, .. }) => assert_eq!(found, "conformance-hunt/2"),
+    let other = text.replace("conformance-hunt/2", "conformance-hunt/1");
+    match parse(&other, p) {
+        Err(Error::HuntSchema { found, .. }) => assert_eq!(found, "conformance-hunt/1"),
         r => panic!("{r:?}"),
     }
-    match HuntSummary::parse("{\"signatures\": []}", p) {
+    match parse("{\"signatures\": []}", p) {
         Err(e @ Error::HuntSchema { .. }) => {
             assert!(e.to_string().contains("\"(none)\""), "{e}")
         }
         r => panic!("{r:?}"),
     }
     let no_count = text.replace("\"count\": 4,", "");
-    match HuntSummary::parse(&no_count, p) {
+    match parse(&no_count, p) {
         Err(Error::HuntSummary { message, .. }) => assert!(message.contains("count"), "{message}"),
         r => panic!("{r:?}"),
     }
-    let bad_suite = text.replace("\"suite\": \"migration\"", "\"suite\": \"fault\"");
+    let bad_suite = text.replace("\"suite\": \"migration\"", "\"suite\": \"sideways\"");
     assert!(matches!(
-        HuntSummary::parse(&bad_suite, p),
+        parse(&bad_suite, p),
         Err(Error::HuntSummary { .. })
     ));
 }

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! conformance faults run [--states 1000] [--seed 1] [--tags v2.4.2,v1.3.14] [--ops 120] [--jobs N]
-//!                        [--page-size 16384]
+//!                        [--page-size 16384] [--replay FOLDER] [--break NAME]
 //! conformance faults read --tag T --kind K [--discard DIR]... [--recover DIR]...
 //! ```
 
@@ -17,7 +17,10 @@ use mmkv_sys::ErrorStrategy;
 use crate::error::Result;
 use crate::fault::official::child_read_main;
 use crate::fault::section::FaultSection;
-use crate::fault::suite::{run_suite, SuiteConfig};
+use crate::fault::suite::{replay as replay_state, run_suite, SuiteConfig};
+use crate::fault::summary::verdicts_line;
+use crate::judge::state::disagrees;
+use crate::sides::broken::Broken;
 use crate::sides::sys::SysLib;
 use crate::vocab::kind::StoreKind;
 use crate::writer::child::ChildExe;
@@ -52,6 +55,13 @@ pub enum FaultsCmd {
         /// boundaries truncations aim at (default: this process's, see `mmkv_sys::page_size`).
         #[arg(long, value_parser = parse_page_size)]
         page_size: Option<u64>,
+        /// Judge a saved state folder again (its `state/` and `verdict.txt`) instead of
+        /// running (what `conformance hunt` prints as a fault finding's replay line).
+        #[arg(long)]
+        replay: Option<PathBuf>,
+        /// Read with this deliberately broken reader (`conformance::sides::broken`).
+        #[arg(long = "break", value_name = "NAME", value_parser = Broken::parse)]
+        broken: Option<Broken>,
     },
     /// Child: reopen copies of a state with the official library and print what it reads.
     Read {
@@ -137,6 +147,8 @@ fn run(cmd: FaultsCmd) -> std::result::Result<ExitCode, ExitCode> {
             jobs,
             verbose,
             page_size,
+            replay,
+            broken,
         } => {
             let mut exe = or_exit("faults", 2, ChildExe::this())?;
             if let Some(size) = page_size {
@@ -150,6 +162,18 @@ fn run(cmd: FaultsCmd) -> std::result::Result<ExitCode, ExitCode> {
             }
             if !tags.is_empty() {
                 cfg.tags = tags;
+            }
+            if let Some(b) = broken {
+                cfg.reader = or_exit(
+                    "faults",
+                    2,
+                    b.reader_fn().map_err(crate::error::Error::Other),
+                )?;
+            }
+            if let Some(folder) = replay {
+                let verdicts = or_exit("faults replay", 2, replay_state(&cfg, &folder))?;
+                println!("{}", verdicts_line(&verdicts));
+                return Ok(exit_status(!disagrees(&verdicts)));
             }
             let s = or_exit("faults", 2, run_printing(&cfg, verbose))?;
             print!("{}", s.to_text());

@@ -31,6 +31,8 @@ pub struct SuiteConfig {
     pub exe: ChildExe,
     /// Official versions to run (built tags).
     pub tags: Vec<String>,
+    /// Store kinds (each version runs those it has, in turn; default: every kind).
+    pub kinds: Vec<StoreKind>,
     /// Number of damaged states to judge (spread over tags and store kinds).
     pub states: usize,
     /// Seed of everything (workloads, kill points, damage).
@@ -57,6 +59,7 @@ impl SuiteConfig {
         SuiteConfig {
             exe,
             tags: built_tags(),
+            kinds: StoreKind::ALL.to_vec(),
             states,
             seed: crate::vocab::seed::base(),
             ops: 120,
@@ -183,6 +186,36 @@ pub fn judge_state(
     let (features, kind) = (&target.features, target.kind);
     let page = exe.official_page_size();
     judge_outcomes(features, &scope, kind, page, reader, dir, &judged, scratch)
+}
+
+/// Judges a state [`run_suite`] saved again: its `state/`, as the official version and store
+/// kind of its `verdict.txt` (`#INDEX TAG KIND ...`, [`StateRecord::line`]) read it, and the
+/// suite's reader. Its verdicts now.
+pub fn replay(cfg: &SuiteConfig, folder: &Path) -> Result<Verdicts> {
+    let t = folder.join("verdict.txt");
+    let text = std::fs::read_to_string(&t).map_err(|e| Error::io(&t, e))?;
+    let mut head = text.split_whitespace().skip(1);
+    let (Some(tag), Some(kind)) = (head.next(), head.next()) else {
+        return Err(Error::Other(format!(
+            "{}: no `#N tag kind` line",
+            t.display()
+        )));
+    };
+    let kind: StoreKind = kind
+        .parse()
+        .map_err(|e| Error::Other(format!("{}: kind {kind}: {e}", t.display())))?;
+    let target = Target::load(tag, kind)?;
+    let scratch = tempfile::Builder::new()
+        .prefix("mmkv-faults-replay")
+        .tempdir()
+        .map_err(|e| Error::io(std::env::temp_dir(), e))?;
+    judge_state(
+        &cfg.exe,
+        &target,
+        cfg.reader,
+        &folder.join("state"),
+        scratch.path(),
+    )
 }
 
 /// Writer run `number` (from 1) as the seed draws it before it runs: the writer (its seed
@@ -385,7 +418,7 @@ fn run_base(
 /// ([`BasePlan`]), and their states are collected in base order: the result does not depend
 /// on `jobs`. The summary carries the run's [`plan_digest`].
 pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> Result<Summary> {
-    let libs = targets(&cfg.tags, &StoreKind::ALL, true)?;
+    let libs = targets(&cfg.tags, &cfg.kinds, true)?;
     let work = tempfile::Builder::new()
         .prefix("mmkv-faults")
         .tempdir()

@@ -2,40 +2,51 @@
 //! case from one fixed base seed, [`crate::vocab::seed`]).
 //!
 //! Round after round until the budget is spent, the hunt runs the differential property over
-//! every built version × store kind, then the migration property over the pairs of
-//! [`crate::differential::property::migration_pairs`] × the kinds both versions have, each run with a fresh seed derived
-//! from the hunt's base seed (random unless given, so `--seed` replays a hunt) and many times
-//! CI's case count. Each failure is shrunk and saved by the property runner as CI saves its
-//! failures ([`crate::differential::failures`]); its first difference is located
-//! ([`locate`]) and it becomes a [`signature::Finding`]. What fails and what is accepted is the
-//! judge's word alone ([`crate::judge`]): the hunt records and groups.
+//! every built version × store kind, the migration property over the pairs of
+//! [`crate::differential::property::migration_pairs`] × the kinds both versions have, then a
+//! fault-suite batch ([`crate::fault::suite`]) and a power-loss batch
+//! ([`crate::powerloss::suite`]) per version, each run with a fresh seed derived from the
+//! hunt's base seed (random unless given, so `--seed` replays a hunt) and many times CI's case
+//! or state count. Each failure is shrunk (property runs, power-loss states) and saved by its
+//! suite as CI saves its failures; a property failure's first difference is located
+//! ([`locate`]), a damaged or crash state's verdict and damage are classed ([`states`]), and
+//! it becomes a [`signature::Finding`]. What fails and what is accepted is the judge's word
+//! alone ([`crate::judge`]): the hunt records and groups.
 //!
 //! - [`signature`]: findings, their grouping into signatures (version ranges), stable ids;
 //! - [`locate`]: the first differing op and `Compared` kind of a saved failure;
+//! - [`states`]: the fault and power-loss batches, their findings' verdict and damage classes;
 //! - [`run`]: the rounds, the budget, the progress bar.
 
 pub mod locate;
 pub mod run;
 pub mod signature;
+pub mod states;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::differential::workload::GenConfig;
-use crate::hunt::signature::Signature;
+use crate::hunt::signature::Suite;
+use crate::sides::reads::ReaderFn;
 use crate::vocab::kind::StoreKind;
 
-/// The `schema` of the JSON document.
-pub const SCHEMA: &str = "conformance-hunt/1";
+/// The JSON document and its parts: one definition, shared with `track-upstream`.
+pub use hunt_schema::{HuntReport, Runs, SCHEMA};
 
 /// Differential cases per run by default: 32 times CI's `PROPTEST_CASES=2`.
 pub const DEFAULT_CASES: u32 = 64;
 
 /// Migration cases per run by default: 16 times CI's `MIGRATION_CASES=1`.
 pub const DEFAULT_MIGRATION_CASES: u32 = 16;
+
+/// Fault-suite states per round and version by default: 10 times the 60 of `.ci/run`'s report
+/// (which are spread over every version).
+pub const DEFAULT_FAULT_STATES: usize = 600;
+
+/// Power-loss crash states per round and version by default: 10 times `.ci/run`'s 60.
+pub const DEFAULT_POWERLOSS_STATES: usize = 600;
 
 /// What a hunt runs.
 #[derive(Debug, Clone)]
@@ -44,8 +55,10 @@ pub struct HuntConfig {
     pub budget: Duration,
     /// The base seed every run's seed is derived from.
     pub base_seed: u64,
-    /// Where failure folders go (`differential/`, `migration/` inside).
+    /// Where failure folders go (`differential/`, `migration/`, `fault/`, `powerloss/` inside).
     pub out: PathBuf,
+    /// The suites that run (in [`Suite::ALL`] order).
+    pub suites: Vec<Suite>,
     /// The versions (built tags, oldest first).
     pub versions: Vec<String>,
     /// The store kinds (every kind a version has, of these).
@@ -54,6 +67,14 @@ pub struct HuntConfig {
     pub cases: u32,
     /// Migration cases per run (0: no migration runs).
     pub migration_cases: u32,
+    /// Fault-suite states per round and version (0: no fault batches).
+    pub fault_states: usize,
+    /// Power-loss crash states per round and version (0: no power-loss batches).
+    pub powerloss_states: usize,
+    /// The `Store` path the fault and power-loss suites judge
+    /// ([`crate::sides::reads::read_reader`], or a broken reader's
+    /// [`crate::sides::broken::Broken::reader_fn`]).
+    pub state_reader: ReaderFn,
     /// Generator knobs.
     pub gen: GenConfig,
     /// Shrink steps per failure.
@@ -62,101 +83,85 @@ pub struct HuntConfig {
     pub replay_suffix: String,
 }
 
-/// Property runs done, per suite.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Runs {
-    /// Differential runs.
-    pub differential: u64,
-    /// Migration runs.
-    pub migration: u64,
+/// `412 differential, 96 migration, 3600 fault state(s), 3600 power-loss state(s)`.
+pub fn runs_phrase(runs: &Runs) -> String {
+    format!(
+        "{} differential, {} migration, {} fault state(s), {} power-loss state(s)",
+        runs.differential, runs.migration, runs.fault, runs.powerloss
+    )
 }
 
-/// What a hunt found: the JSON document (`schema` [`SCHEMA`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HuntReport {
-    /// [`SCHEMA`].
-    pub schema: String,
-    /// The base seed.
-    pub base_seed: u64,
-    /// The budget in minutes.
-    pub minutes: f64,
-    /// How long it ran.
-    pub elapsed_s: f64,
-    /// The versions hunted.
-    pub versions: Vec<String>,
-    /// Runs done.
-    pub runs: Runs,
-    /// The signatures found.
-    pub signatures: Vec<Signature>,
-}
-
-impl HuntReport {
-    /// The summary: one line, then a table of the signatures with each one's replay line.
-    pub fn table(&self) -> String {
-        let mut out = format!(
-            "conformance hunt: {} signature(s) in {:.0} s (budget {} min), seed {}, {} version(s) [{}]; runs: {} differential, {} migration\n",
-            self.signatures.len(),
-            self.elapsed_s,
-            self.minutes,
-            self.base_seed,
-            self.versions.len(),
-            self.versions.join(", "),
-            self.runs.differential,
-            self.runs.migration,
-        );
-        if self.signatures.is_empty() {
-            return out;
-        }
-        let rows: Vec<[String; 7]> = self
-            .signatures
-            .iter()
-            .map(|s| {
-                [
-                    s.id.clone(),
-                    s.suite.name().to_string(),
-                    s.versions.clone(),
-                    s.kind.clone(),
-                    s.compared.clone(),
-                    s.first_op.clone(),
-                    s.count.to_string(),
-                ]
-            })
-            .collect();
-        let head = [
-            "id", "suite", "versions", "kind", "compared", "first op", "count",
-        ];
-        let mut widths = head.map(|h| h.chars().count());
-        for r in &rows {
-            for (w, c) in widths.iter_mut().zip(r) {
-                *w = (*w).max(c.chars().count());
-            }
-        }
-        let line = |cells: &[&str]| {
-            let mut l = String::new();
-            for (c, w) in cells.iter().zip(widths) {
-                let _ = write!(l, "{c}{}  ", " ".repeat(w - c.chars().count()));
-            }
-            l.trim_end().to_string()
-        };
-        out.push('\n');
-        out.push_str(&line(&head));
-        out.push('\n');
-        for r in &rows {
-            out.push_str(&line(&r.each_ref().map(String::as_str)));
-            out.push('\n');
-        }
-        out.push('\n');
-        for s in &self.signatures {
-            let _ = writeln!(out, "{}: {}", s.id, s.example.replay);
-        }
-        out
+/// The summary of `report`: one line, then a table of the signatures with each one's replay
+/// line.
+pub fn table(report: &HuntReport) -> String {
+    let mut out = format!(
+        "conformance hunt: {} signature(s) in {:.0} s (budget {} min), seed {}, {} version(s) [{}]; runs: {}\n",
+        report.signatures.len(),
+        report.elapsed_s,
+        report.minutes,
+        report.base_seed,
+        report.versions.len(),
+        report.versions.join(", "),
+        runs_phrase(&report.runs),
+    );
+    if report.signatures.is_empty() {
+        return out;
     }
+    let rows: Vec<[String; 7]> = report
+        .signatures
+        .iter()
+        .map(|s| {
+            [
+                s.id.clone(),
+                s.suite.name().to_string(),
+                s.versions.clone(),
+                s.kind.clone(),
+                s.compared.clone(),
+                s.first_op.clone(),
+                s.count.to_string(),
+            ]
+        })
+        .collect();
+    let head = [
+        "id",
+        "suite",
+        "versions",
+        "kind",
+        "compared",
+        "first op / damage",
+        "count",
+    ];
+    let mut widths = head.map(|h| h.chars().count());
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[&str]| {
+        let mut l = String::new();
+        for (c, w) in cells.iter().zip(widths) {
+            let _ = write!(l, "{c}{}  ", " ".repeat(w - c.chars().count()));
+        }
+        l.trim_end().to_string()
+    };
+    out.push('\n');
+    out.push_str(&line(&head));
+    out.push('\n');
+    for r in &rows {
+        out.push_str(&line(&r.each_ref().map(String::as_str)));
+        out.push('\n');
+    }
+    out.push('\n');
+    for s in &report.signatures {
+        let _ = writeln!(out, "{}: {}", s.id, s.example.replay);
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hunt::signature::{Example, Suite};
+    use crate::hunt::signature::{Example, Signature};
 
     #[test]
     fn the_json_has_the_agreed_names() {
@@ -166,9 +171,12 @@ mod tests {
             minutes: 0.5,
             elapsed_s: 31.0,
             versions: vec!["v2.4.2".to_string()],
+            suites: Suite::ALL.to_vec(),
             runs: Runs {
                 differential: 3,
                 migration: 0,
+                fault: 600,
+                powerloss: 0,
             },
             signatures: vec![Signature {
                 id: "0123456789abcdef".to_string(),
@@ -202,10 +210,18 @@ mod tests {
                 "runs",
                 "schema",
                 "signatures",
+                "suites",
                 "versions"
             ]
         );
-        assert_eq!(keys(&v["runs"]), ["differential", "migration"]);
+        assert_eq!(
+            keys(&v["runs"]),
+            ["differential", "fault", "migration", "powerloss"]
+        );
+        assert_eq!(
+            v["suites"],
+            serde_json::json!(["differential", "migration", "fault", "powerloss"])
+        );
         let s = &v["signatures"][0];
         assert_eq!(
             keys(s),
@@ -223,8 +239,9 @@ mod tests {
         );
         assert_eq!(s["suite"], "differential");
         assert_eq!(keys(&s["example"]), ["dir", "replay", "seed", "workload"]);
-        let table = report.table();
+        let table = table(&report);
         assert!(table.contains("1 signature(s)"), "{table}");
+        assert!(table.contains("600 fault state(s)"), "{table}");
         assert!(
             table.contains("0123456789abcdef  differential  v2.4.2"),
             "{table}"

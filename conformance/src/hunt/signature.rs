@@ -1,38 +1,20 @@
 //! Findings and their signatures: a failure is one finding; findings with the same suite, store
-//! kind, [`Compared`](crate::judge::compare::Compared) kind and first differing op are one
-//! signature per range of adjacent versions they failed in.
+//! kind, [`Compared`](crate::judge::compare::Compared) kind (a state's verdict class) and first
+//! differing op (a state's damage or crash class) are one signature per range of adjacent
+//! versions they failed in.
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::vocab::kind::StoreKind;
 
-/// The suite a finding comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Suite {
-    /// One version's differential property runs.
-    Differential,
-    /// A store written by one version and continued by another.
-    Migration,
-}
+pub use hunt_schema::{Example, Signature, Suite};
 
-impl Suite {
-    /// The JSON name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Suite::Differential => "differential",
-            Suite::Migration => "migration",
-        }
-    }
-
-    /// Whether findings of adjacent units merge into one range: versions do; migration pairs
-    /// are each their own.
-    fn merges_adjacent(self) -> bool {
-        self == Suite::Differential
-    }
+/// Whether findings of adjacent units merge into one range: versions do; migration pairs are
+/// each their own.
+fn merges_adjacent(suite: Suite) -> bool {
+    suite != Suite::Migration
 }
 
 /// What a property run covers on the version axis: one version, or a migration pair.
@@ -62,20 +44,7 @@ impl Unit {
     }
 }
 
-/// A saved failure that shows a signature.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Example {
-    /// The failure folder.
-    pub dir: String,
-    /// The line that replays it.
-    pub replay: String,
-    /// The seed of the property run that found it.
-    pub seed: u64,
-    /// The folder's `workload.yaml`.
-    pub workload: String,
-}
-
-/// One failure of a property run, shrunk and saved.
+/// One failure of a property run or a state batch, saved.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     /// Its suite.
@@ -84,35 +53,13 @@ pub struct Finding {
     pub unit: Unit,
     /// The store kind.
     pub kind: StoreKind,
-    /// What differed first (`Compared`'s text, e.g. `get i32`).
+    /// What differed first (`Compared`'s text, e.g. `get i32`; a state's verdict class, e.g.
+    /// `discard/store: get i32`).
     pub compared: String,
-    /// The op after which the minimal workload first differs (`set`, `reKey`, `switch`...).
+    /// The op after which the minimal workload first differs (`set`, `reKey`, `switch`...); a
+    /// state's damage or crash class (`killed before an op: truncate data`, `crc ahead`).
     pub first_op: String,
     /// Its saved folder.
-    pub example: Example,
-}
-
-/// One signature: findings of one suite, kind, compared kind and first op over a range of
-/// adjacent versions (the JSON `signatures` entry).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Signature {
-    /// 16 hex digits: a hash of suite, versions, kind, compared and first op.
-    pub id: String,
-    /// `differential` or `migration`.
-    pub suite: Suite,
-    /// `v1.3.3–v1.3.7`, `v2.4.2`, or a pair `v1.3.17→v2.4.2`.
-    pub versions: String,
-    /// Every tag of the range (a pair's two tags).
-    pub version_list: Vec<String>,
-    /// The store kind's id.
-    pub kind: String,
-    /// What differed first.
-    pub compared: String,
-    /// The first differing op.
-    pub first_op: String,
-    /// Findings with this signature.
-    pub count: u64,
-    /// The first of them.
     pub example: Example,
 }
 
@@ -171,7 +118,7 @@ pub fn group(findings: &[Finding], axis: &Axis) -> Vec<Signature> {
                     .is_some_and(|(p, _)| pos != usize::MAX && p.checked_add(1) == Some(pos))
             };
             match ranges.last_mut() {
-                Some(r) if suite.merges_adjacent() && adjacent(r) => r.push((pos, fs)),
+                Some(r) if merges_adjacent(suite) && adjacent(r) => r.push((pos, fs)),
                 _ => ranges.push(vec![(pos, fs)]),
             }
         }

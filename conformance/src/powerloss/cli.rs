@@ -6,6 +6,7 @@
 //! conformance faults powerloss [--states 1000] [--seed 1] [--tags v2.4.2,...] [--kinds plain,...]
 //!                              [--ops 120] [--per-point 24] [--per-recording 400] [--batch 64]
 //!                              [--jobs N] [--verbose] [--replay FOLDER] [--page-size 16384]
+//!                              [--break NAME]
 //! ```
 
 use std::path::PathBuf;
@@ -19,6 +20,7 @@ use crate::fault::official::strategy_name;
 use crate::judge::state::disagrees;
 use crate::powerloss::section::PowerlossSection;
 use crate::powerloss::suite::{replay, run_powerloss, PowerlossConfig};
+use crate::sides::broken::Broken;
 use crate::vocab::kind::StoreKind;
 use crate::writer::child::ChildExe;
 
@@ -68,6 +70,9 @@ pub struct PowerlossArgs {
     /// the crash states are cut in (default: this process's, see `mmkv_sys::page_size`).
     #[arg(long, value_parser = crate::fault::cli::parse_page_size)]
     pub page_size: Option<u64>,
+    /// Read with this deliberately broken reader (`conformance::sides::broken`).
+    #[arg(long = "break", value_name = "NAME", value_parser = Broken::parse)]
+    pub broken: Option<Broken>,
 }
 
 /// Runs the suite printing progress (every state when `verbose`, disagreements always).
@@ -120,6 +125,13 @@ fn run(args: PowerlossArgs) -> std::result::Result<ExitCode, ExitCode> {
     }
     if !args.kinds.is_empty() {
         cfg.kinds = args.kinds;
+    }
+    if let Some(b) = args.broken {
+        cfg.reader = or_exit(
+            "powerloss",
+            2,
+            b.reader_fn().map_err(crate::error::Error::Other),
+        )?;
     }
     if let Some(folder) = args.replay {
         let verdicts = or_exit("powerloss replay", 2, replay(&cfg, &folder))?;

@@ -1,15 +1,19 @@
 //! Deliberately broken readers: the real reader with one getter, the key handling, one form of
 //! a result or the long-lived reader's reloads wrong (the reader crate itself is not modified).
 //! `tests/breakage.rs` checks that the harness catches each one; `conformance hunt --break
-//! NAME` hunts with one ([`Bug::named`]) to show what a finding looks like.
+//! NAME` hunts with one ([`Bug::named`]) to show what a finding looks like, in the fault and
+//! power-loss suites too ([`Broken::reader_fn`]).
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use mmkv_reader::{ReloadStats, Snapshot, Store};
+use mmkv_sys::ErrorStrategy;
 
 use crate::sides::reader::{read_snapshot, RealReader, StoreView};
+use crate::sides::reads::{open_store, ReaderFn, ReaderOutcome, Reads};
 use crate::sides::view::{Listed, ReaderFactory, ReaderView};
+use crate::vocab::kind::{Features, StoreKind};
 use crate::vocab::value::{Value, ValueType};
 
 /// A reader factory over the real reader with one [`Bug`].
@@ -29,6 +33,75 @@ impl Broken {
             bug,
         })
     }
+
+    /// [`Broken::named`] for a command line's `--break NAME`: an unknown name is an error
+    /// listing the names.
+    pub fn parse(name: &str) -> Result<Broken, String> {
+        Broken::named(name).ok_or_else(|| {
+            let names: Vec<&str> = Bug::NAMES.iter().map(|(n, _)| *n).collect();
+            format!("no broken reader {name:?}; one of: {}", names.join(", "))
+        })
+    }
+
+    /// The bug's view over an opened `Store` (opened with whatever options the caller needs:
+    /// the fault suites' page size and error strategy, or [`ReaderFactory::open`]'s);
+    /// `encrypted`: it was opened with a crypt key.
+    pub fn view_of(&self, store: Store, encrypted: bool) -> Box<dyn ReaderView> {
+        match self.bug {
+            Bug::Stale(stale) => Box::new(StaleView::of(store, stale, encrypted)),
+            Bug::Form(bug) => Box::new(FormView {
+                inner: StoreView { store },
+                bug,
+            }),
+            bug => Box::new(BrokenView(Box::new(StoreView { store }), bug)),
+        }
+    }
+
+    /// This bug as the fault and power-loss suites' `Store` path: the keys and every getter
+    /// of [`Broken::view_of`] over the store `read_reader` opens. A [`ReaderFn`] is a plain
+    /// `fn`, so the bug is this process's: the first call sets it, and a call with another
+    /// bug is refused (one `--break` per process).
+    pub fn reader_fn(&self) -> Result<ReaderFn, String> {
+        let set = PROCESS_BUG.get_or_init(|| self.bug);
+        if *set != self.bug {
+            return Err(format!(
+                "this process already reads with the broken reader {}, not {}",
+                set.name(),
+                self.bug.name()
+            ));
+        }
+        Ok(read_broken)
+    }
+}
+
+/// The bug of [`Broken::reader_fn`].
+static PROCESS_BUG: OnceLock<Bug> = OnceLock::new();
+
+/// [`crate::sides::reads::read_reader`] through the process's broken view.
+fn read_broken(
+    dir: &Path,
+    kind: StoreKind,
+    features: &Features,
+    strategy: ErrorStrategy,
+    page: u64,
+) -> ReaderOutcome {
+    let bug = *PROCESS_BUG.get().ok_or("no broken reader chosen")?;
+    let store = open_store(dir, kind, strategy, page).map_err(|e| e.to_string())?;
+    let view = Broken {
+        name: bug.name(),
+        bug,
+    }
+    .view_of(store, kind.crypt_key().is_some());
+    let getters = features.getters();
+    let keys = view
+        .keys()
+        .into_iter()
+        .map(|k| {
+            let reads = getters.iter().map(|&t| view.read(&k, t)).collect();
+            (k, reads)
+        })
+        .collect();
+    Ok(Reads { getters, keys })
 }
 
 /// What is broken.
@@ -149,14 +222,10 @@ impl ReaderFactory for Broken {
         key: Option<&[u8]>,
         aes256: bool,
     ) -> Result<Box<dyn ReaderView>, String> {
-        match self.bug {
-            Bug::Stale(stale) => StaleView::open(path, key, aes256, stale),
-            Bug::Form(bug) => FormView::open(path, key, aes256, bug),
-            bug => Ok(Box::new(BrokenView(
-                RealReader::new().open(path, key, aes256)?,
-                bug,
-            ))),
-        }
+        let store = RealReader::new()
+            .open_store(path, key, aes256)
+            .map_err(|e| e.to_string())?;
+        Ok(self.view_of(store, key.is_some()))
     }
 }
 
@@ -223,24 +292,16 @@ struct StaleView {
 }
 
 impl StaleView {
-    fn open(
-        path: &Path,
-        key: Option<&[u8]>,
-        aes256: bool,
-        stale: Stale,
-    ) -> Result<Box<dyn ReaderView>, String> {
-        let store = RealReader::new()
-            .open_store(path, key, aes256)
-            .map_err(|e| e.to_string())?;
+    fn of(store: Store, stale: Stale, encrypted: bool) -> StaleView {
         let opened = store.snapshot();
         let state = Mutex::new((opened.clone(), store.stats(), false));
-        Ok(Box::new(StaleView {
+        StaleView {
+            encrypted,
             store,
             stale,
-            encrypted: key.is_some(),
             opened,
             state,
-        }))
+        }
     }
 
     /// The snapshot the broken reader serves.
@@ -293,23 +354,6 @@ impl ReaderView for StaleView {
 struct FormView {
     inner: StoreView,
     bug: FormBug,
-}
-
-impl FormView {
-    fn open(
-        path: &Path,
-        key: Option<&[u8]>,
-        aes256: bool,
-        bug: FormBug,
-    ) -> Result<Box<dyn ReaderView>, String> {
-        let store = RealReader::new()
-            .open_store(path, key, aes256)
-            .map_err(|e| e.to_string())?;
-        Ok(Box::new(FormView {
-            inner: StoreView { store },
-            bug,
-        }))
-    }
 }
 
 impl ReaderView for FormView {
