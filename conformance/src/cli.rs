@@ -145,6 +145,10 @@ pub struct OutputArgs {
     /// (default: the speedup table checked in to benches/README.md).
     #[arg(long, value_name = "DIR", requires = "html")]
     pub speed: Option<PathBuf>,
+    /// The page's coverage section: the `coverage-summary.json` of a `conformance coverage`
+    /// run (without it the section says the coverage was not measured).
+    #[arg(long, value_name = "FILE", requires = "html")]
+    pub coverage: Option<PathBuf>,
 }
 
 /// Where the JSON document goes.
@@ -159,7 +163,7 @@ pub enum JsonTo {
 }
 
 /// Where the report goes, validated: the page's inputs are read before anything runs, so a
-/// bad `--grades` or `--speed` fails at once and not after the whole matrix.
+/// bad `--grades`, `--speed` or `--coverage` fails at once and not after the whole matrix.
 #[derive(Debug, Clone)]
 pub struct Output {
     /// The JSON document.
@@ -176,7 +180,11 @@ impl OutputArgs {
         let html = match self.html {
             Some(dir) => Some((
                 dir,
-                conformance::html::Inputs::load(self.grades.as_deref(), self.speed.as_deref())?,
+                conformance::html::Inputs::load(
+                    self.grades.as_deref(),
+                    self.speed.as_deref(),
+                    self.coverage.as_deref(),
+                )?,
             )),
             None => None,
         };
