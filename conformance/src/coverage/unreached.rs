@@ -392,7 +392,7 @@ mod tests {
     fn regenerating_keeps_reasons_drops_reached_and_adds_unclassified() {
         let old = parse(FILE).unwrap();
         let m = measured("v2.4.2", &["mmkv::MMKV::lock()", "mmkv::MMKV::unlock()"]);
-        let new = regenerate(&old, &[m.clone()]);
+        let new = regenerate(&old, std::slice::from_ref(&m));
         assert_eq!(new.len(), 1);
         let f = &new[0].functions;
         assert_eq!(f.len(), 2);
