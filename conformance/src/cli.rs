@@ -147,6 +147,10 @@ pub struct OutputArgs {
     /// (default: the speedup table checked in to benches/README.md).
     #[arg(long, value_name = "DIR", requires = "html")]
     pub speed: Option<PathBuf>,
+    /// The page's coverage section: the `coverage-summary.json` of a `conformance coverage`
+    /// run (without it the section says the coverage was not measured).
+    #[arg(long, value_name = "FILE", requires = "html")]
+    pub coverage: Option<PathBuf>,
 }
 
 /// Where the JSON document goes.
@@ -161,7 +165,7 @@ pub enum JsonTo {
 }
 
 /// Where the report goes, validated: the page's inputs are read before anything runs, so a
-/// bad `--grades` or `--speed` fails at once and not after the whole matrix.
+/// bad `--grades`, `--speed` or `--coverage` fails at once and not after the whole matrix.
 #[derive(Debug, Clone)]
 pub struct Output {
     /// The JSON document.
@@ -178,7 +182,11 @@ impl OutputArgs {
         let html = match self.html {
             Some(dir) => Some((
                 dir,
-                conformance::html::Inputs::load(self.grades.as_deref(), self.speed.as_deref())?,
+                conformance::html::Inputs::load(
+                    self.grades.as_deref(),
+                    self.speed.as_deref(),
+                    self.coverage.as_deref(),
+                )?,
             )),
             None => None,
         };

@@ -1,5 +1,6 @@
-//! The pinned coverage figures (conformance/coverage-floor.yaml): per version, the line and
-//! branch percentages of Core that `conformance coverage --check-floor` must reach.
+//! The pinned coverage figures (conformance/coverage-floor.yaml): per version, the line,
+//! branch and function percentages of Core that `conformance coverage --check-floor` must
+//! reach.
 
 use std::path::Path;
 
@@ -17,6 +18,8 @@ pub struct Floor {
     pub lines: f64,
     /// Lowest branch coverage, percent.
     pub branches: f64,
+    /// Lowest function coverage, percent.
+    pub functions: f64,
 }
 
 /// One version's measured figures, percent.
@@ -28,6 +31,8 @@ pub struct Figures {
     pub lines: f64,
     /// Branch coverage.
     pub branches: f64,
+    /// Function coverage.
+    pub functions: f64,
 }
 
 /// Parses a floor file: a YAML list of [`Floor`]s, each version once, each figure a
@@ -35,7 +40,11 @@ pub struct Figures {
 pub fn parse(text: &str) -> std::result::Result<Vec<Floor>, String> {
     let floors: Vec<Floor> = serde_norway::from_str(text).map_err(|e| e.to_string())?;
     for (i, f) in floors.iter().enumerate() {
-        for (what, v) in [("lines", f.lines), ("branches", f.branches)] {
+        for (what, v) in [
+            ("lines", f.lines),
+            ("branches", f.branches),
+            ("functions", f.functions),
+        ] {
             if !(0.0..=100.0).contains(&v) {
                 return Err(format!("{}: {what} {v} is not a percentage", f.version));
             }
@@ -78,6 +87,7 @@ pub fn check(floors: &[Floor], measured: &[Figures]) -> Check {
         for (what, got, floor) in [
             ("lines", m.lines, f.lines),
             ("branches", m.branches, f.branches),
+            ("functions", m.functions, f.functions),
         ] {
             if got < floor {
                 below.push(format!("{what} {got:.2}% < floor {floor:.2}%"));
@@ -85,8 +95,8 @@ pub fn check(floors: &[Floor], measured: &[Figures]) -> Check {
         }
         if below.is_empty() {
             lines.push(format!(
-                "{}: lines {:.2}% >= {:.2}%, branches {:.2}% >= {:.2}%",
-                m.version, m.lines, f.lines, m.branches, f.branches
+                "{}: lines {:.2}% >= {:.2}%, branches {:.2}% >= {:.2}%, functions {:.2}% >= {:.2}%",
+                m.version, m.lines, f.lines, m.branches, f.branches, m.functions, f.functions
             ));
         } else {
             passed = false;
@@ -109,10 +119,11 @@ mod tests {
             version: version.into(),
             lines,
             branches,
+            functions: 80.0,
         }
     }
 
-    const FILE: &str = "- version: v2.4.2\n  lines: 75.0\n  branches: 47.0\n";
+    const FILE: &str = "- version: v2.4.2\n  lines: 75.0\n  branches: 47.0\n  functions: 78.0\n";
 
     #[test]
     fn at_or_above_the_floor_passes() {
@@ -134,6 +145,37 @@ mod tests {
             c.lines[0].contains("branches 46.00% < floor 47.00%"),
             "{c:?}"
         );
+        let c = check(
+            &floors,
+            &[Figures {
+                functions: 77.9,
+                ..figures("v2.4.2", 80.0, 50.0)
+            }],
+        );
+        assert!(!c.passed);
+        assert!(
+            c.lines[0].contains("BELOW FLOOR: functions 77.90% < floor 78.00%"),
+            "{c:?}"
+        );
+    }
+
+    #[test]
+    fn the_checked_in_floor_fails_a_figure_just_below_it() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("coverage-floor.yaml");
+        let floors = load(&path).unwrap();
+        let f = floors.iter().find(|f| f.version == "v2.4.2").unwrap();
+        let at = Figures {
+            version: f.version.clone(),
+            lines: f.lines,
+            branches: f.branches,
+            functions: f.functions,
+        };
+        assert!(check(&floors, std::slice::from_ref(&at)).passed);
+        let below = Figures {
+            lines: f.lines - 0.01,
+            ..at
+        };
+        assert!(!check(&floors, &[below]).passed);
     }
 
     #[test]
@@ -151,9 +193,9 @@ mod tests {
 
     #[test]
     fn bad_files_are_refused() {
-        assert!(parse("- version: v2.4.2\n  lines: 175\n  branches: 4\n").is_err());
-        assert!(parse("- version: v2.4.2\n  lines: 75\n").is_err());
-        assert!(parse("- version: v2.4.2\n  lines: 75\n  branches: 4\n  functions: 3\n").is_err());
+        assert!(parse("- version: v2.4.2\n  lines: 175\n  branches: 4\n  functions: 3\n").is_err());
+        assert!(parse("- version: v2.4.2\n  lines: 75\n  branches: 4\n").is_err());
+        assert!(parse(&format!("{FILE}  calls: 3\n")).is_err());
         assert!(parse(&format!("{FILE}{FILE}")).is_err());
     }
 }

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::floor::Figures;
 use crate::{Error, Result};
@@ -28,7 +28,7 @@ pub fn require() -> Result<()> {
 }
 
 /// Covered of total.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
     /// Reached.
     pub covered: u64,
@@ -60,7 +60,7 @@ impl std::fmt::Display for Counts {
 }
 
 /// Lines, branches and functions of one file or of all.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tally {
     /// Lines.
     pub lines: Counts,
@@ -71,25 +71,35 @@ pub struct Tally {
 }
 
 /// A function gcov saw no call of.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Function {
     /// Its file, relative to Core.
     pub file: String,
     /// Its first line.
     pub line: u64,
-    /// Its (demangled) name.
+    /// Its demangled name, `std::string` spelled so ([`short_name`]).
     pub name: String,
 }
 
+/// One file's tally.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileTally {
+    /// The file, relative to Core.
+    pub file: String,
+    /// Its lines, branches and functions.
+    #[serde(flatten)]
+    pub tally: Tally,
+}
+
 /// One version's coverage.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Coverage {
     /// The tag.
     pub tag: String,
     /// All of Core (without `cbridge/`).
     pub all: Tally,
-    /// Per file, relative to Core, in gcovr's order.
-    pub files: Vec<(String, Tally)>,
+    /// Per file, in gcovr's order.
+    pub files: Vec<FileTally>,
     /// The functions never executed, by file and line.
     pub unreached: Vec<Function>,
 }
@@ -101,6 +111,7 @@ impl Coverage {
             version: self.tag.clone(),
             lines: self.all.lines.percent(),
             branches: self.all.branches.percent(),
+            functions: self.all.functions.percent(),
         }
     }
 
@@ -114,7 +125,7 @@ impl Coverage {
             "{} Core (without cbridge/): lines {}, branches {}, functions {}",
             self.tag, t.lines, t.branches, t.functions
         );
-        for (file, t) in &self.files {
+        for FileTally { file, tally: t } in &self.files {
             let _ = writeln!(
                 s,
                 "  {file:<36} lines {:>5.1}%  branches {:>5.1}%  functions {:>5.1}%",
@@ -125,7 +136,7 @@ impl Coverage {
         }
         let _ = writeln!(s, "  never executed: {} function(s)", self.unreached.len());
         for f in &self.unreached {
-            let _ = writeln!(s, "    {}:{} {}", f.file, f.line, short_name(&f.name));
+            let _ = writeln!(s, "    {}:{} {}", f.file, f.line, f.name);
         }
         s
     }
@@ -171,11 +182,16 @@ pub fn measure(tag: &str, core: &Path, build: &Path, dir: &Path) -> Result<Cover
     Ok(c)
 }
 
-/// A demangled name as written in the source: `std::string` for its spelled-out type.
-fn short_name(name: &str) -> String {
+/// A demangled name as written in the source: `std::string` and `std::string_view` for
+/// their spelled-out types.
+pub fn short_name(name: &str) -> String {
     name.replace(
         "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >",
         "std::string",
+    )
+    .replace(
+        "std::basic_string_view<char, std::char_traits<char> >",
+        "std::string_view",
     )
 }
 
@@ -244,7 +260,10 @@ fn parse_summary(tag: &str, text: &str) -> Result<Coverage> {
         files: s
             .files
             .into_iter()
-            .map(|f| (f.filename, f.tally.into()))
+            .map(|f| FileTally {
+                file: f.filename,
+                tally: f.tally.into(),
+            })
             .collect(),
         unreached: Vec::new(),
     })
@@ -284,7 +303,7 @@ fn parse_unreached(text: &str) -> Result<Vec<Function>> {
                 .map(move |g| Function {
                     file: file.clone(),
                     line: g.lineno,
-                    name: g.name,
+                    name: short_name(&g.name),
                 })
         })
         .collect();
@@ -312,7 +331,7 @@ mod tests {
             }
         );
         assert_eq!(c.all.branches.percent(), 25.0);
-        assert_eq!(c.files[0].0, "MMKV.cpp");
+        assert_eq!(c.files[0].file, "MMKV.cpp");
         let json = r#"{"files": [{"file": "MMKV.cpp", "lines": [], "functions": [
             {"name": "mmkv::MMKV::lock()", "lineno": 20, "execution_count": 0},
             {"name": "main", "lineno": 3, "execution_count": 5},
@@ -331,6 +350,10 @@ mod tests {
         assert_eq!(
             short_name("mmkv::copyFile(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > const&)"),
             "mmkv::copyFile(std::string const&)"
+        );
+        assert_eq!(
+            short_name("MMKV::getBytes(std::basic_string_view<char, std::char_traits<char> >)"),
+            "MMKV::getBytes(std::string_view)"
         );
     }
 

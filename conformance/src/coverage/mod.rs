@@ -1,20 +1,25 @@
 //! Coverage of the official library: how much of each chosen version's Core the report's
-//! workloads, live writers, fault and power-loss suites reach (conformance/README.md
-//! "Coverage").
+//! workloads, live writers, fault and power-loss suites and the portable suite's build reach
+//! (conformance/README.md "Coverage").
 //!
 //! Needs a coverage build of mmkv-sys (`MMKV_SYS_COVERAGE=1`: Core compiled with `--coverage`,
 //! `mmkv_sys::BuiltVersion::coverage` naming its build directory). `conformance coverage`
-//! removes the versions' `.gcda` counters, runs `conformance report` for them as a child
-//! process (whose cells and writers are child processes too: libgcov merges every process's
-//! counters into the same files at its exit; a writer killed on purpose adds nothing), then
-//! measures each version with `gcovr` ([`gcovr`]) and checks the pinned figures ([`floor`]).
-//! Two coverage runs of one build at once would mix their counters.
+//! gives its counters a folder of its own ([`counters`]), runs `conformance report` for them and then
+//! `conformance suite build` as child processes ([`paths`]; their cells and writers are child
+//! processes too: libgcov merges every process's counters into the same files at its exit; a
+//! writer killed on purpose adds nothing), then measures each version with `gcovr`
+//! ([`gcovr`]), checks the pinned figures ([`floor`]) and the explained list of unreached
+//! functions ([`unreached`]).
 
+pub mod counters;
 pub mod floor;
 pub mod gcovr;
+pub mod paths;
+pub mod summary;
+pub mod unreached;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 
 use crate::{Error, Result};
 
@@ -33,10 +38,18 @@ pub struct CoverageArgs {
     /// Where gcovr's JSON and HTML and the report's outputs go (one folder per version).
     #[arg(long, default_value = "target/coverage")]
     pub out: PathBuf,
-    /// Fail when a measured version's line or branch coverage is below its figure in FILE
-    /// (e.g. conformance/coverage-floor.yaml).
+    /// Fail when a measured version's line, branch or function coverage is below its figure
+    /// in FILE (e.g. conformance/coverage-floor.yaml).
     #[arg(long, value_name = "FILE")]
     pub check_floor: Option<PathBuf>,
+    /// Fail when a function FILE lists is reached, or an unreached one is not listed (e.g.
+    /// conformance/coverage-unreached.yaml, see [`unreached`]).
+    #[arg(long, value_name = "FILE")]
+    pub check_unreached: Option<PathBuf>,
+    /// Rewrite FILE (the explained list) from this measurement: reasons kept, reached
+    /// functions dropped, new ones `unclassified`.
+    #[arg(long, value_name = "FILE")]
+    pub write_unreached: Option<PathBuf>,
     /// More arguments for the report (after `--`, e.g. `-- --fault-states 100`).
     #[arg(last = true, value_name = "REPORT_ARGS")]
     pub report_args: Vec<String>,
@@ -77,11 +90,14 @@ pub fn targets(only: &[String]) -> Result<Vec<Target>> {
     chosen
         .into_iter()
         .map(|b| match b.coverage {
-            Some(build) => Ok(Target {
-                tag: b.tag.to_string(),
-                core: PathBuf::from(b.core),
-                build: PathBuf::from(build),
-            }),
+            Some(build) => {
+                let build = PathBuf::from(build);
+                Ok(Target {
+                    tag: b.tag.to_string(),
+                    core: compiled_core(&build, Path::new(b.core))?,
+                    build,
+                })
+            }
             None => Err(Error::Other(format!(
                 "{} is not a coverage build: build conformance with {VAR}=1, in a target \
                  directory of its own (e.g. {VAR}=1 MMKV_VERSIONS={} \
@@ -92,47 +108,41 @@ pub fn targets(only: &[String]) -> Result<Vec<Target>> {
         .collect()
 }
 
-/// Removes every `.gcda` file under `dir`; returns how many.
-pub fn reset_counters(dir: &Path) -> Result<usize> {
-    let mut removed = 0;
-    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
-    for entry in entries {
-        let path = entry.map_err(|e| Error::io(dir, e))?.path();
-        if path.is_dir() {
-            removed += reset_counters(&path)?;
-        } else if path.extension().is_some_and(|e| e == "gcda") {
-            std::fs::remove_file(&path).map_err(|e| Error::io(&path, e))?;
-            removed += 1;
-        }
+/// The Core sources a coverage build was compiled from, which its `.gcno` files name: the
+/// cache entry is shared by every checkout using `MMKV_SYS_CACHE`, so they are those of the
+/// checkout that built it (the same pinned tree as `ours`), read from its `CMakeCache.txt`.
+fn compiled_core(build: &Path, ours: &Path) -> Result<PathBuf> {
+    let cache = build.join("CMakeCache.txt");
+    let text = std::fs::read_to_string(&cache).map_err(|e| Error::io(&cache, e))?;
+    let Some(dir) = cmake_home(&text) else {
+        return Err(Error::Other(format!(
+            "{}: no CMAKE_HOME_DIRECTORY",
+            cache.display()
+        )));
+    };
+    if dir.join("MMKV.h").is_file() {
+        Ok(dir)
+    } else {
+        Err(Error::Other(format!(
+            "the coverage build {} was compiled from {}, which is gone (gcov reads the sources \
+             its notes name; ours are in {}): remove that cache entry to rebuild it here",
+            build.display(),
+            dir.display(),
+            ours.display()
+        )))
     }
-    Ok(removed)
 }
 
-/// Runs `conformance report` (this executable) for `targets` with its outputs in `out`;
-/// returns whether it passed.
-fn run_report(args: &CoverageArgs, targets: &[Target]) -> Result<bool> {
-    let exe = std::env::current_exe().map_err(|e| Error::Other(format!("current_exe: {e}")))?;
-    let tags: Vec<&str> = targets.iter().map(|t| t.tag.as_str()).collect();
-    let mut cmd = Command::new(exe);
-    cmd.arg("report")
-        .arg("--only")
-        .arg(tags.join(","))
-        .arg("--markdown")
-        .arg(args.out.join("report.md"))
-        .arg("--json")
-        .arg(args.out.join("report.json"));
-    if let Some(n) = args.cases {
-        cmd.arg("--cases").arg(n.to_string());
-    }
-    cmd.args(&args.report_args);
-    let status = cmd
-        .status()
-        .map_err(|e| Error::Other(format!("cannot run the report: {e}")))?;
-    Ok(status.success())
+/// `CMAKE_HOME_DIRECTORY` of a `CMakeCache.txt`.
+fn cmake_home(text: &str) -> Option<PathBuf> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("CMAKE_HOME_DIRECTORY:INTERNAL="))
+        .map(|d| PathBuf::from(d.trim()))
 }
 
-/// `conformance coverage`: reset, report, gcovr, print, check the floor. Exit status 0 when
-/// the report passed and no figure is below its floor, 1 otherwise, 2 on an error.
+/// `conformance coverage`: counters, report, suite build, gcovr, print, check the floor and
+/// the list. Exit status 0 when both paths passed and ran something and no check failed, 1
+/// otherwise, 2 on an error.
 pub fn main(args: CoverageArgs) -> Result<ExitCode> {
     let targets = targets(&args.only)?;
     // Read before anything runs: a bad floor file fails at once.
@@ -140,33 +150,87 @@ pub fn main(args: CoverageArgs) -> Result<ExitCode> {
         Some(file) => Some(floor::load(file)?),
         None => None,
     };
+    let lists = match &args.check_unreached {
+        Some(file) => Some(unreached::load(file)?),
+        None => None,
+    };
+    // The list to rewrite (absent: written from nothing).
+    let old_lists = match &args.write_unreached {
+        Some(file) if file.exists() => unreached::load(file)?,
+        _ => Vec::new(),
+    };
     gcovr::require()?;
     std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, e))?;
-    for t in &targets {
-        let n = reset_counters(&t.build)?;
-        eprintln!(
-            "coverage: {}: {n} counter file(s) removed from {}",
-            t.tag,
-            t.build.display()
-        );
-    }
+    let prefix = counters::prefix(&args.out);
+    let builds: Vec<&Path> = targets.iter().map(|t| t.build.as_path()).collect();
+    let notes = counters::prepare(&prefix, &builds)?;
+    eprintln!(
+        "coverage: counters in {} ({notes} note file(s) copied from the builds)",
+        prefix.display()
+    );
+    let exe = std::env::current_exe().map_err(|e| Error::Other(format!("current_exe: {e}")))?;
+    let tags: Vec<&str> = targets.iter().map(|t| t.tag.as_str()).collect();
+    eprintln!(
+        "coverage: running the report (workloads, live writers, fault and power-loss suites), \
+         then the suite build, for {}",
+        tags.join(", ")
+    );
     let started = std::time::Instant::now();
-    let report_passed = run_report(&args, &targets)?;
+    let (report_passed, ran) = paths::run_report(
+        &exe,
+        &prefix,
+        &tags,
+        args.cases,
+        &args.report_args,
+        &args.out,
+    )?;
     eprintln!(
         "coverage: the report took {:.0} s",
         started.elapsed().as_secs_f64()
     );
+    let started = std::time::Instant::now();
+    let suite = paths::suite_dir(&args.out);
+    let (suite_passed, suite_line) = paths::run_suite_build(&exe, &prefix, &suite)?;
+    eprintln!(
+        "coverage: the suite build took {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+    // What each path ran: a path that ran nothing fails the run.
+    let mut path_lines = match &ran {
+        Some(ran) => ran.lines().0,
+        None => vec!["report: DID NOT RUN (it wrote no JSON)".to_string()],
+    };
+    path_lines.push(match &suite_line {
+        Some(l) => format!("suite build: {l}"),
+        None => "suite build: DID NOT RUN (no case written)".to_string(),
+    });
+    let paths_ran = !path_lines.iter().any(|l| l.contains("DID NOT RUN"));
+    for l in &path_lines {
+        println!("coverage: path {l}");
+    }
     let mut measured = Vec::new();
     for t in &targets {
         let dir = args.out.join(&t.tag);
-        let c = gcovr::measure(&t.tag, &t.core, &t.build, &dir)?;
+        let counted = counters::mirrored(&prefix, &t.build);
+        let c = gcovr::measure(&t.tag, &t.core, &counted, &dir)?;
         print!("{}", c.to_text());
         println!("  gcovr output: {}", dir.join("index.html").display());
         measured.push(c);
     }
-    let mut passed = report_passed;
+    let summary = summary::Summary::new(path_lines, measured);
+    let summary_file = args.out.join(summary::FILE_NAME);
+    summary.write(&summary_file)?;
+    println!(
+        "coverage: summary for the page (report --html DIR --coverage FILE): {}",
+        summary_file.display()
+    );
+    let measured = &summary.versions;
+    let mut passed = report_passed && suite_passed && paths_ran;
     if !report_passed {
         println!("coverage: the report did not pass (its failures are above)");
+    }
+    if !suite_passed {
+        println!("coverage: the suite build did not pass (its errors are above)");
     }
     if let (Some(floors), Some(file)) = (floors, &args.check_floor) {
         let figures: Vec<floor::Figures> = measured.iter().map(|c| c.figures()).collect();
@@ -176,5 +240,49 @@ pub fn main(args: CoverageArgs) -> Result<ExitCode> {
         }
         passed &= check.passed;
     }
+    if let (Some(lists), Some(file)) = (lists, &args.check_unreached) {
+        let check = unreached::check(&lists, measured);
+        for line in &check.lines {
+            println!("unreached ({}): {line}", file.display());
+        }
+        passed &= check.passed;
+    }
+    if let Some(file) = &args.write_unreached {
+        let lists = unreached::regenerate(&old_lists, measured);
+        unreached::write(file, &lists)?;
+        let new = lists
+            .iter()
+            .flat_map(|l| &l.functions)
+            .filter(|f| f.class == unreached::Class::Unclassified)
+            .count();
+        println!(
+            "unreached: {} written ({new} function(s) unclassified: give each a class and a why)",
+            file.display()
+        );
+    }
     Ok(ExitCode::from(u8::from(!passed)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_compiled_sources_are_read_from_the_cmake_cache() {
+        let text =
+            "core_SOURCE_DIR:STATIC=/a/Core\nCMAKE_HOME_DIRECTORY:INTERNAL=/w/vendor/v2.4.2/Core\n";
+        assert_eq!(
+            cmake_home(text),
+            Some(PathBuf::from("/w/vendor/v2.4.2/Core"))
+        );
+        assert_eq!(cmake_home("X:STATIC=1\n"), None);
+        let dir = tempfile::tempdir().unwrap();
+        let gone = format!(
+            "CMAKE_HOME_DIRECTORY:INTERNAL={}\n",
+            dir.path().join("gone").display()
+        );
+        std::fs::write(dir.path().join("CMakeCache.txt"), gone).unwrap();
+        let e = compiled_core(dir.path(), Path::new("/ours")).unwrap_err();
+        assert!(e.to_string().contains("which is gone"), "{e}");
+    }
 }

@@ -4,12 +4,13 @@
 //! at view time, which its Content-Security-Policy also enforces) plus a copy of the report's
 //! JSON. It reads without JavaScript: every matrix cell is a link to its detail, shown with the
 //! CSS `:target` rule (one click from a red cell to its replay command); the script only adds
-//! filtering. Sections: the matrix, versions, accepted differences, faults, readers ([`grades`])
-//! and speed ([`speed`]).
+//! filtering. Sections: the matrix, versions, accepted differences, faults, readers ([`grades`]),
+//! speed ([`speed`]) and the official Core's coverage ([`coverage`]).
 //!
 //! The page is rendered by askama templates (`conformance/templates/`), which escape every
 //! value they print: store-derived text (keys in failure messages) renders as text.
 
+pub mod coverage;
 pub mod grades;
 mod page;
 pub mod speed;
@@ -32,14 +33,22 @@ pub struct Inputs {
     pub speed: Option<speed::Speed>,
     /// Why the speed section is empty, when it is.
     pub speed_missing: Option<String>,
+    /// The official Core's coverage (`conformance coverage`'s summary JSON), if given.
+    pub coverage: Option<coverage::CoverageView>,
 }
 
 impl Inputs {
-    /// Reads the grade file (an error when given but unreadable) and the speed data: the
-    /// criterion directory `speed` when given (an error when it holds no estimate), else the
-    /// speedup table checked in to the repository (absent: the section says so).
-    pub fn load(grades: Option<&Path>, speed: Option<&Path>) -> Result<Inputs> {
+    /// Reads the grade file and the coverage summary (each an error when given but
+    /// unreadable) and the speed data: the criterion directory `speed` when given (an error
+    /// when it holds no estimate), else the speedup table checked in to the repository
+    /// (absent: the section says so).
+    pub fn load(
+        grades: Option<&Path>,
+        speed: Option<&Path>,
+        coverage: Option<&Path>,
+    ) -> Result<Inputs> {
         let grades = grades.map(grades::Grades::load).transpose()?;
+        let coverage = coverage.map(coverage::CoverageView::load).transpose()?;
         let (speed, speed_missing) = match speed {
             Some(dir) => (Some(speed::Speed::from_criterion(dir)?), None),
             None => match speed::Speed::checked_in(&workspace_root()) {
@@ -51,6 +60,7 @@ impl Inputs {
             grades,
             speed,
             speed_missing,
+            coverage,
         })
     }
 }

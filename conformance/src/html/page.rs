@@ -11,6 +11,7 @@ use sha2::{Digest as _, Sha256};
 use mmkv_sys::versions::Tag;
 
 use crate::differential::failures::replay_command;
+use crate::html::coverage::CoverageView;
 use crate::html::grades::Grades;
 use crate::html::speed::{Chart, Speed};
 use crate::html::Inputs;
@@ -58,6 +59,8 @@ pub struct Page<'a> {
     pub chart: Option<Chart>,
     /// Why there is no speed section.
     pub speed_missing: String,
+    /// The coverage section.
+    pub coverage: Option<&'a CoverageView>,
     /// Stylesheet.
     pub css: &'static str,
     /// Script.
@@ -461,6 +464,7 @@ impl<'a> Page<'a> {
             speed: inputs.speed.as_ref(),
             chart: inputs.speed.as_ref().map(Speed::chart),
             speed_missing: inputs.speed_missing.clone().unwrap_or_default(),
+            coverage: inputs.coverage.as_ref(),
             css: CSS,
             js: JS,
             csp: format!(
