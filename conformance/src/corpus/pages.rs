@@ -39,10 +39,10 @@ pub fn kept_stores<'a>(page_size: u64, ids: &[&'a str]) -> Vec<&'a str> {
 /// The page size of the tag corpora's writers (`corpus/<tag>/`: x86-64).
 pub const TAG_CORPUS_PAGE: u64 = 4096;
 
-/// Records the page corpus of `lib` into `out` (created): the whole tag corpus set is
-/// recorded by [`record_corpus`] into a scratch folder (so every store runs with the tag
-/// corpus's seed and index, the same workload as in `corpus/<tag>/`), read back through the
-/// official getters, then the [`kept_stores`] are kept with a manifest that says `page_size`.
+/// Records the page corpus of `lib` into `out` (created): the whole tag set is recorded by
+/// [`record_corpus`] into a scratch folder (so every store runs with its index in the tag set,
+/// the same workload at every page size), read back through the official getters, then the
+/// [`kept_stores`] are kept with a manifest that says `page_size`.
 ///
 /// The page is the one the official libraries of this process use ([`mmkv_sys::page_size`]:
 /// `MMKV_SYS_PAGE_SIZE` or [`mmkv_sys::set_page_size`] before the first open). Errors: a 4 KiB
