@@ -68,6 +68,10 @@ pub enum Command {
         /// Keys per store.
         #[arg(long, default_value_t = 120)]
         keys: usize,
+        /// Record a page corpus: the official library on pages of this many bytes, the page
+        /// corpus's stores kept (`conformance::corpus::pages`; out: `corpus/p16k/<tag>`).
+        #[arg(long)]
+        page_size: Option<u64>,
     },
     /// Re-run a saved failure (a folder with workload.yaml, or the YAML file).
     Replay {

@@ -9,6 +9,7 @@ use clap::Parser;
 
 use cli::{Cli, Command, FaultsCommand, JsonTo, Output, ReportRequest, ReportRun};
 use conformance::corpus::golden::check_corpus_dir;
+use conformance::corpus::pages::record_page_corpus;
 use conformance::differential::failures::load_repro;
 use conformance::differential::runner::run_repro;
 use conformance::fault::cli::exit_status;
@@ -281,7 +282,12 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
             out,
             seed,
             keys,
+            page_size,
         } => {
+            if let Some(size) = page_size {
+                mmkv_sys::set_page_size(size)
+                    .map_err(|e| conformance::Error::Other(e.to_string()))?;
+            }
             let lib = SysLib::load(&tag)?;
             let version = {
                 let v = lib.official().version();
@@ -291,7 +297,11 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
                     v
                 }
             };
-            let manifest = record_corpus(&lib, &version, &out, &RecordSpec { seed, keys })?;
+            let spec = RecordSpec { seed, keys };
+            let manifest = match page_size {
+                Some(_) => record_page_corpus(&lib, &version, &out, &spec)?,
+                None => record_corpus(&lib, &version, &out, &spec)?,
+            };
             let check = check_corpus_dir(&out, &RealReader::new())?;
             for s in &manifest.stores {
                 let verdict = match check.store(&s.id) {

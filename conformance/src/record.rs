@@ -322,6 +322,7 @@ pub fn record_corpus(
     let manifest = Manifest {
         mmkv_version: mmkv_version.to_string(),
         seed: spec.seed,
+        page_size: None,
         stores: manifests,
     };
     let path = out.join("manifest.json");

@@ -39,6 +39,10 @@ pub struct Manifest {
     pub mmkv_version: String,
     /// The workload seed.
     pub seed: u64,
+    /// The page size (bytes) the writer ran with, in a page corpus (`corpus/p16k/<tag>/`:
+    /// [`crate::page_corpora`]); absent in the tag corpora, written on 4 KiB pages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_size: Option<u64>,
     /// One entry per store file.
     pub stores: Vec<StoreManifest>,
 }
@@ -132,9 +136,12 @@ impl Manifest {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "{{\"mmkv_version\":{},\"seed\":{},",
+            "{{\"mmkv_version\":{},\"seed\":{},{}",
             j(&self.mmkv_version),
-            self.seed
+            self.seed,
+            self.page_size
+                .map(|p| format!("\"page_size\":{p},"))
+                .unwrap_or_default()
         );
         out.push_str("  \"stores\":[\n");
         for (si, s) in self.stores.iter().enumerate() {
@@ -196,6 +203,12 @@ mod tests {
             }
         }
         assert!(stores >= 472, "{stores}");
+        // The page corpora too, whose manifests also say page_size.
+        for p in crate::page_corpora(&root).unwrap() {
+            let back: Manifest = serde_json::from_str(&p.manifest.to_json_text()).unwrap();
+            assert!(back == p.manifest, "{}", p.dir.display());
+            assert_eq!(back.page_size, Some(p.page_size));
+        }
     }
 
     #[test]

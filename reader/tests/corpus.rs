@@ -1,5 +1,7 @@
 //! Every store of every tag in the golden corpora (`../corpus`, written by the official
-//! library) must read back exactly as its manifest says.
+//! library) must read back exactly as its manifest says; so must every store of the page
+//! corpora (`../corpus/p16k/<tag>`, `../corpus/p64k/<tag>`: writers on 16 and 64 KiB pages),
+//! read at its writer's page and again with the page inferred from its `.crc`.
 //!
 //! Clock choice: expiring keys were written with durations of 1 s (already expired when the
 //! manifest was written), ~19 years, ~63 years or none. The test freezes the clock at one second
@@ -9,12 +11,16 @@
 //! expiration on).
 
 use std::collections::BTreeSet;
+use std::path::Path;
 use std::sync::Arc;
 
 use mmkv_corpus::encoding::{boolean, bytes, dec, hex32, hex64, items, text};
-use mmkv_corpus::{corpus_root, corpus_tags, Manifest};
+use mmkv_corpus::{corpus_root, corpus_tags, page_corpora, page_folder, Manifest, StoreManifest};
 use mmkv_reader::decode::ValueType;
-use mmkv_reader::{Clock, FixedClock, Options, Snapshot, Store, SystemClock};
+use mmkv_reader::{
+    Clock, FixedClock, Options, PageSize, PageSizeChoice, PageSizeSource, Snapshot, Store,
+    SystemClock,
+};
 use serde_json::Value;
 
 /// Checks one entry; returns a description of the mismatch.
@@ -128,6 +134,92 @@ fn check_absent(snap: &Snapshot, store: &Store, key: &str) -> Option<String> {
     any.then(|| "absent key reads as present".to_string())
 }
 
+/// The clock a manifest's stores are read with (see the module docs).
+fn manifest_clock(manifest: &Manifest) -> Arc<dyn Clock> {
+    match manifest.entries().filter_map(|e| e.expire_at).min() {
+        Some(t) => Arc::new(FixedClock(t - 1)),
+        None => Arc::new(SystemClock),
+    }
+}
+
+/// The options of store `s` (its key and cipher) with `clock`.
+fn store_options(s: &StoreManifest, clock: &Arc<dyn Clock>) -> Options {
+    let mut opts = Options::new().aes256(s.aes256).clock(clock.clone());
+    if let Some(k) = s.crypt_key().expect("crypt key") {
+        opts = opts.crypt_key(k);
+    }
+    opts
+}
+
+/// What the checks went through.
+#[derive(Default)]
+struct Tally {
+    stores: usize,
+    entries: usize,
+    absent: usize,
+}
+
+/// Opens store `s` of the folder `dir` with `opts`, then checks it against its manifest:
+/// count, key-expiration flag, every entry (value by its type's getters, expire time), the key
+/// set, every absent key. Mismatches go to `failures` as `name/id: ...`; returns the store.
+fn check_store(
+    dir: &Path,
+    name: &str,
+    s: &StoreManifest,
+    opts: Options,
+    failures: &mut Vec<String>,
+    tally: &mut Tally,
+) -> Option<Store> {
+    let id = &s.id;
+    let store = match Store::open(dir.join(id), opts) {
+        Ok(st) => st,
+        Err(e) => {
+            failures.push(format!("{name}/{id}: open failed: {e}"));
+            return None;
+        }
+    };
+    tally.stores += 1;
+    let snap = store.snapshot();
+    let count = s.count;
+    if snap.len() != count || store.len() != count {
+        failures.push(format!("{name}/{id}: len {} != count {count}", snap.len()));
+    }
+    if snap.key_expire() != s.key_expire {
+        failures.push(format!("{name}/{id}: key_expire flag mismatch"));
+    }
+    let mut want_keys = BTreeSet::new();
+    for e in &s.entries {
+        let key = e.key.as_str();
+        want_keys.insert(key.as_bytes().to_vec());
+        tally.entries += 1;
+        if let Some(msg) = check_entry(&snap, &store, key, &e.ty, &e.value) {
+            failures.push(format!("{name}/{id}: key {key:?}: {msg}"));
+        }
+        let want_exp = e.expire_at.unwrap_or(0);
+        if snap.expire_at(key) != Some(want_exp) {
+            failures.push(format!(
+                "{name}/{id}: key {key:?}: expire_at {:?} != {want_exp}",
+                snap.expire_at(key)
+            ));
+        }
+    }
+    let got_keys: BTreeSet<Vec<u8>> = snap.keys().map(<[u8]>::to_vec).collect();
+    if got_keys != want_keys {
+        failures.push(format!(
+            "{name}/{id}: key set differs ({} vs {})",
+            got_keys.len(),
+            want_keys.len()
+        ));
+    }
+    for key in &s.absent {
+        tally.absent += 1;
+        if let Some(msg) = check_absent(&snap, &store, key) {
+            failures.push(format!("{name}/{id}: key {key:?}: {msg}"));
+        }
+    }
+    Some(store)
+}
+
 #[test]
 fn every_store_of_every_tag() {
     let dir = corpus_root();
@@ -141,74 +233,22 @@ fn every_store_of_every_tag() {
     );
 
     let mut failures = Vec::new();
-    let mut stores_checked = 0usize;
-    let mut entries_checked = 0usize;
-    let mut absent_checked = 0usize;
+    let mut tally = Tally::default();
     for tag in &tags {
         let tdir = dir.join(tag);
         let manifest = Manifest::load(&tdir).expect("manifest");
-        let min_expire = manifest.entries().filter_map(|e| e.expire_at).min();
-        let clock: Arc<dyn Clock> = match min_expire {
-            Some(t) => Arc::new(FixedClock(t - 1)),
-            None => Arc::new(SystemClock),
-        };
+        let clock = manifest_clock(&manifest);
         for s in &manifest.stores {
-            let id = &s.id;
-            let mut opts = Options::new().aes256(s.aes256).clock(clock.clone());
-            if let Some(k) = s.crypt_key().expect("crypt key") {
-                opts = opts.crypt_key(k);
-            }
-            let store = match Store::open(tdir.join(id), opts) {
-                Ok(st) => st,
-                Err(e) => {
-                    failures.push(format!("{tag}/{id}: open failed: {e}"));
-                    continue;
-                }
-            };
-            stores_checked += 1;
-            let snap = store.snapshot();
-            let count = s.count;
-            if snap.len() != count || store.len() != count {
-                failures.push(format!("{tag}/{id}: len {} != count {count}", snap.len()));
-            }
-            if snap.key_expire() != s.key_expire {
-                failures.push(format!("{tag}/{id}: key_expire flag mismatch"));
-            }
-            let mut want_keys = BTreeSet::new();
-            for e in &s.entries {
-                let key = e.key.as_str();
-                want_keys.insert(key.as_bytes().to_vec());
-                entries_checked += 1;
-                if let Some(msg) = check_entry(&snap, &store, key, &e.ty, &e.value) {
-                    failures.push(format!("{tag}/{id}: key {key:?}: {msg}"));
-                }
-                let want_exp = e.expire_at.unwrap_or(0);
-                if snap.expire_at(key) != Some(want_exp) {
-                    failures.push(format!(
-                        "{tag}/{id}: key {key:?}: expire_at {:?} != {want_exp}",
-                        snap.expire_at(key)
-                    ));
-                }
-            }
-            let got_keys: BTreeSet<Vec<u8>> = snap.keys().map(<[u8]>::to_vec).collect();
-            if got_keys != want_keys {
-                failures.push(format!(
-                    "{tag}/{id}: key set differs ({} vs {})",
-                    got_keys.len(),
-                    want_keys.len()
-                ));
-            }
-            for key in &s.absent {
-                absent_checked += 1;
-                if let Some(msg) = check_absent(&snap, &store, key) {
-                    failures.push(format!("{tag}/{id}: key {key:?}: {msg}"));
-                }
-            }
+            let opts = store_options(s, &clock);
+            check_store(&tdir, tag, s, opts, &mut failures, &mut tally);
         }
     }
     eprintln!(
-        "corpus: {} tags, {stores_checked} stores, {entries_checked} entries, {absent_checked} absent keys",
-        tags.len()
+        "corpus: {} tags, {} stores, {} entries, {} absent keys",
+        tags.len(),
+        tally.stores,
+        tally.entries,
+        tally.absent
     );
     assert!(
         failures.is_empty(),
@@ -216,8 +256,79 @@ fn every_store_of_every_tag() {
         failures.len(),
         failures.join("\n")
     );
-    assert!(
-        stores_checked >= 472,
-        "only {stores_checked} stores checked"
+    assert!(tally.stores >= 472, "only {} stores checked", tally.stores);
+}
+
+/// The page corpora: each store read whole at its writer's page (the page the official
+/// library on that device reads it with), then opened with the page inferred from its `.crc`
+/// (one page of the writer), which must find that page and the manifest's count and keys.
+/// Which tags and pages there are is conformance's check (`corpus::pages`).
+#[test]
+fn every_page_corpus_store_at_its_page_and_inferred() {
+    let pages = page_corpora(&corpus_root()).expect("page corpora");
+    assert!(!pages.is_empty(), "no page corpus");
+    let mut failures = Vec::new();
+    let mut tally = Tally::default();
+    let mut inferred = 0;
+    for p in &pages {
+        let name = format!("{}/{}", page_folder(p.page_size), p.tag);
+        let clock = manifest_clock(&p.manifest);
+        for s in &p.manifest.stores {
+            let id = &s.id;
+            let given = store_options(s, &clock).page_size(p.page_size);
+            let Some(store) = check_store(&p.dir, &name, s, given, &mut failures, &mut tally)
+            else {
+                continue;
+            };
+            let want = PageSize {
+                size: p.page_size,
+                source: PageSizeSource::Given,
+            };
+            if store.page_size_used() != want {
+                failures.push(format!("{name}/{id}: read {}", store.page_size_used()));
+            }
+            let opts = store_options(s, &clock).page_size_choice(PageSizeChoice::Inferred);
+            let store = match Store::open(p.dir.join(id), opts) {
+                Ok(st) => st,
+                Err(e) => {
+                    failures.push(format!("{name}/{id}: inferred: open failed: {e}"));
+                    continue;
+                }
+            };
+            inferred += 1;
+            let want = PageSize {
+                size: p.page_size,
+                source: PageSizeSource::Inferred {
+                    meta_len: p.page_size,
+                },
+            };
+            if store.page_size_used() != want {
+                failures.push(format!("{name}/{id}: inferred {}", store.page_size_used()));
+            }
+            let snap = store.snapshot();
+            let keys: BTreeSet<&[u8]> = snap.keys().collect();
+            let want_keys: BTreeSet<&[u8]> = s.entries.iter().map(|e| e.key.as_bytes()).collect();
+            if snap.len() != s.count || keys != want_keys {
+                failures.push(format!(
+                    "{name}/{id}: inferred: {} keys, manifest {}",
+                    snap.len(),
+                    s.count
+                ));
+            }
+        }
+    }
+    eprintln!(
+        "page corpora: {} folders, {} stores ({inferred} also inferred), {} entries, {} absent keys",
+        pages.len(),
+        tally.stores,
+        tally.entries,
+        tally.absent
     );
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert_eq!(inferred, tally.stores);
 }
