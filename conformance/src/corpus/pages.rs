@@ -71,8 +71,9 @@ pub fn record_page_corpus(
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
     for s in &manifest.stores {
         let meta = mmkv_corpus::meta_file_name(&s.id);
-        let len = std::fs::metadata(scratch.path().join(&meta))
-            .map_err(|e| Error::io(&scratch.path().join(&meta), e))?
+        let meta_path = scratch.path().join(&meta);
+        let len = std::fs::metadata(&meta_path)
+            .map_err(|e| Error::io(meta_path, e))?
             .len();
         if len != page {
             return Err(Error::Other(format!(
