@@ -69,7 +69,7 @@ pub enum Command {
         #[arg(long, default_value_t = 120)]
         keys: usize,
         /// Record a page corpus: the official library on pages of this many bytes, the page
-        /// corpus's stores kept (`conformance::corpus::pages`; out: `corpus/p16k/<tag>`).
+        /// corpus's stores kept (`conformance::record::pages`; out: `corpus/p16k/<tag>`).
         #[arg(long)]
         page_size: Option<u64>,
     },

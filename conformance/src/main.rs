@@ -9,12 +9,12 @@ use clap::Parser;
 
 use cli::{Cli, Command, FaultsCommand, JsonTo, Output, ReportRequest, ReportRun};
 use conformance::corpus::golden::check_corpus_dir;
-use conformance::corpus::pages::record_page_corpus;
 use conformance::differential::failures::load_repro;
 use conformance::differential::runner::run_repro;
 use conformance::fault::cli::exit_status;
 use conformance::fault::suite::SuiteConfig;
 use conformance::powerloss::suite::PowerlossConfig;
+use conformance::record::pages::record_page_corpus;
 use conformance::record::{record_corpus, RecordSpec};
 use conformance::report::cell::{
     run_cell, run_cell_child_at, workload_timeout, CellResult, CellSpec, HEARTBEAT, RESULT_PREFIX,

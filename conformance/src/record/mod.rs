@@ -3,6 +3,9 @@
 //! official getters; the manifest is written only when every read-back agrees with the model
 //! of what was set.
 
+/// The page corpora (stores of 16 and 64 KiB writers) and their recording.
+pub mod pages;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
