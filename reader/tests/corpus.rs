@@ -243,18 +243,11 @@ fn every_store_of_every_tag() {
             check_store(&tdir, tag, s, opts, &mut failures, &mut tally);
         }
     }
-    eprintln!(
-        "corpus: {} tags, {} stores, {} entries, {} absent keys",
-        tags.len(),
-        tally.stores,
-        tally.entries,
-        tally.absent
-    );
-    assert!(
-        failures.is_empty(),
-        "{} failures:\n{}",
-        failures.len(),
-        failures.join("\n")
+    finish(
+        &format!("corpus: {} tags", tags.len()),
+        &tally,
+        "",
+        &failures,
     );
     assert!(tally.stores >= 472, "only {} stores checked", tally.stores);
 }
@@ -317,12 +310,22 @@ fn every_page_corpus_store_at_its_page_and_inferred() {
             }
         }
     }
+    let also = format!(" ({inferred} also inferred)");
+    finish(
+        &format!("page corpora: {} folders", pages.len()),
+        &tally,
+        &also,
+        &failures,
+    );
+    assert_eq!(inferred, tally.stores);
+}
+
+/// Prints what a pass over corpora read (`what`, then the tally, `also` after the store
+/// count) and fails with every failure it collected.
+fn finish(what: &str, tally: &Tally, also: &str, failures: &[String]) {
     eprintln!(
-        "page corpora: {} folders, {} stores ({inferred} also inferred), {} entries, {} absent keys",
-        pages.len(),
-        tally.stores,
-        tally.entries,
-        tally.absent
+        "{what}, {} stores{also}, {} entries, {} absent keys",
+        tally.stores, tally.entries, tally.absent
     );
     assert!(
         failures.is_empty(),
@@ -330,5 +333,4 @@ fn every_page_corpus_store_at_its_page_and_inferred() {
         failures.len(),
         failures.join("\n")
     );
-    assert_eq!(inferred, tally.stores);
 }

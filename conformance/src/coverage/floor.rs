@@ -6,7 +6,9 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::{Error, Result};
+use super::checked;
+pub use super::checked::Check;
+use crate::Result;
 
 /// One version's pinned figures.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -58,56 +60,39 @@ pub fn parse(text: &str) -> std::result::Result<Vec<Floor>, String> {
 
 /// Reads and parses a floor file.
 pub fn load(path: &Path) -> Result<Vec<Floor>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    parse(&text).map_err(|e| Error::Other(format!("{}: {e}", path.display())))
-}
-
-/// What the check found: a line per measured version, and whether it passed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Check {
-    /// One line per measured version (below, at or above its floor, or without one).
-    pub lines: Vec<String>,
-    /// No figure below its floor, and at least one version checked (a check that compared
-    /// nothing has not passed).
-    pub passed: bool,
+    checked::load(path, parse)
 }
 
 /// Compares each measured version with its floor (versions without one are named, not failed).
 pub fn check(floors: &[Floor], measured: &[Figures]) -> Check {
-    let mut lines = Vec::new();
-    let mut passed = true;
-    let mut checked = 0;
-    for m in measured {
-        let Some(f) = floors.iter().find(|f| f.version == m.version) else {
-            lines.push(format!("{}: no floor", m.version));
-            continue;
-        };
-        checked += 1;
-        let mut below = Vec::new();
-        for (what, got, floor) in [
-            ("lines", m.lines, f.lines),
-            ("branches", m.branches, f.branches),
-            ("functions", m.functions, f.functions),
-        ] {
-            if got < floor {
-                below.push(format!("{what} {got:.2}% < floor {floor:.2}%"));
+    checked::each(
+        measured,
+        |m| m.version.as_str(),
+        |tag| floors.iter().find(|f| f.version == tag),
+        "floor",
+        |f, m| {
+            let mut below = Vec::new();
+            for (what, got, floor) in [
+                ("lines", m.lines, f.lines),
+                ("branches", m.branches, f.branches),
+                ("functions", m.functions, f.functions),
+            ] {
+                if got < floor {
+                    below.push(format!("{what} {got:.2}% < floor {floor:.2}%"));
+                }
             }
-        }
-        if below.is_empty() {
-            lines.push(format!(
-                "{}: lines {:.2}% >= {:.2}%, branches {:.2}% >= {:.2}%, functions {:.2}% >= {:.2}%",
-                m.version, m.lines, f.lines, m.branches, f.branches, m.functions, f.functions
-            ));
-        } else {
-            passed = false;
-            lines.push(format!("{}: BELOW FLOOR: {}", m.version, below.join(", ")));
-        }
-    }
-    if checked == 0 {
-        passed = false;
-        lines.push("no measured version has a floor: nothing was checked".into());
-    }
-    Check { lines, passed }
+            if below.is_empty() {
+                let line = format!(
+                    "{}: lines {:.2}% >= {:.2}%, branches {:.2}% >= {:.2}%, functions {:.2}% >= {:.2}%",
+                    m.version, m.lines, f.lines, m.branches, f.branches, m.functions, f.functions
+                );
+                (vec![line], true)
+            } else {
+                let line = format!("{}: BELOW FLOOR: {}", m.version, below.join(", "));
+                (vec![line], false)
+            }
+        },
+    )
 }
 
 #[cfg(test)]

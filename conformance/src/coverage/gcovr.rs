@@ -254,6 +254,13 @@ impl From<TallyJson> for Tally {
 fn parse_summary(tag: &str, text: &str) -> Result<Coverage> {
     let s: SummaryJson = serde_json::from_str(text)
         .map_err(|e| Error::Other(format!("gcovr summary of {tag}: {e}")))?;
+    // No line at all means gcovr found no source of Core under its root or no counters: a
+    // figure of 0 of 0 would read as a measurement.
+    if s.all.line_total == 0 {
+        return Err(Error::Other(format!(
+            "gcovr measured no line of {tag}'s Core: no counters, or a root without its sources"
+        )));
+    }
     Ok(Coverage {
         tag: tag.to_string(),
         all: s.all.into(),
@@ -343,6 +350,14 @@ mod tests {
             names,
             ["mmkv::MMKV::importFrom(mmkv::MMKV*)", "mmkv::MMKV::lock()"]
         );
+    }
+
+    #[test]
+    fn a_summary_of_no_line_is_an_error() {
+        let summary = r#"{"branch_covered": 0, "branch_total": 0, "function_covered": 0,
+            "function_total": 0, "line_covered": 0, "line_total": 0, "files": []}"#;
+        let e = parse_summary("v2.4.2", summary).unwrap_err().to_string();
+        assert!(e.contains("no line of v2.4.2"), "{e}");
     }
 
     #[test]

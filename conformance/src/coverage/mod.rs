@@ -11,6 +11,7 @@
 //! ([`gcovr`]), checks the pinned figures ([`floor`]) and the explained list of unreached
 //! functions ([`unreached`]).
 
+pub mod checked;
 pub mod counters;
 pub mod floor;
 pub mod gcovr;

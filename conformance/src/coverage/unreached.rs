@@ -14,6 +14,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::checked;
+pub use super::checked::Check;
 use super::gcovr::Coverage;
 use crate::{Error, Result};
 
@@ -117,90 +119,75 @@ pub fn parse(text: &str) -> std::result::Result<Vec<VersionList>, String> {
 
 /// Reads and parses the file.
 pub fn load(path: &Path) -> Result<Vec<VersionList>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    parse(&text).map_err(|e| Error::Other(format!("{}: {e}", path.display())))
-}
-
-/// What the check found.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Check {
-    /// A line per version, then one per problem.
-    pub lines: Vec<String>,
-    /// No problem, and at least one version checked.
-    pub passed: bool,
+    checked::load(path, parse)
 }
 
 /// Compares each measured version's unreached functions with its list (versions without a
 /// list are named, not failed; a check of nothing fails).
 pub fn check(lists: &[VersionList], measured: &[Coverage]) -> Check {
-    let mut lines = Vec::new();
-    let mut passed = true;
-    let mut checked = 0;
-    for m in measured {
-        let Some(list) = lists.iter().find(|l| l.version == m.tag) else {
-            lines.push(format!("{}: no list", m.tag));
-            continue;
-        };
-        checked += 1;
-        let mut problems = Vec::new();
-        for f in &m.unreached {
-            match list
-                .functions
-                .iter()
-                .find(|e| (&e.file, &e.name) == (&f.file, &f.name))
-            {
-                None => problems.push(format!(
-                    "NOT LISTED (unreached, unexplained): {}:{} {}",
-                    f.file, f.line, f.name
-                )),
-                Some(e) if e.class == Class::Unclassified => {
-                    problems.push(format!("UNCLASSIFIED: {}:{} {}", f.file, f.line, f.name))
+    checked::each(
+        measured,
+        |m| m.tag.as_str(),
+        |tag| lists.iter().find(|l| l.version == tag),
+        "list",
+        |list, m| {
+            let mut problems = Vec::new();
+            for f in &m.unreached {
+                match list
+                    .functions
+                    .iter()
+                    .find(|e| (&e.file, &e.name) == (&f.file, &f.name))
+                {
+                    None => problems.push(format!(
+                        "NOT LISTED (unreached, unexplained): {}:{} {}",
+                        f.file, f.line, f.name
+                    )),
+                    Some(e) if e.class == Class::Unclassified => {
+                        problems.push(format!("UNCLASSIFIED: {}:{} {}", f.file, f.line, f.name))
+                    }
+                    Some(_) => {}
                 }
-                Some(_) => {}
             }
-        }
-        for e in &list.functions {
-            if !m
-                .unreached
+            for e in &list.functions {
+                if !m
+                    .unreached
+                    .iter()
+                    .any(|f| (&e.file, &e.name) == (&f.file, &f.name))
+                {
+                    problems.push(format!(
+                        "REACHED (remove it from the list): {} {} ({})",
+                        e.file,
+                        e.name,
+                        e.class.id()
+                    ));
+                }
+            }
+            let mut per_class: BTreeMap<Class, usize> = BTreeMap::new();
+            for e in &list.functions {
+                *per_class.entry(e.class).or_default() += 1;
+            }
+            let classes: Vec<String> = per_class
                 .iter()
-                .any(|f| (&e.file, &e.name) == (&f.file, &f.name))
-            {
-                problems.push(format!(
-                    "REACHED (remove it from the list): {} {} ({})",
-                    e.file,
-                    e.name,
-                    e.class.id()
-                ));
-            }
-        }
-        let mut per_class: BTreeMap<Class, usize> = BTreeMap::new();
-        for e in &list.functions {
-            *per_class.entry(e.class).or_default() += 1;
-        }
-        let classes: Vec<String> = per_class
-            .iter()
-            .map(|(c, n)| format!("{} {n}", c.id()))
-            .collect();
-        lines.push(format!(
-            "{}: {} unreached, {} listed ({}): {}",
-            m.tag,
-            m.unreached.len(),
-            list.functions.len(),
-            classes.join(", "),
-            if problems.is_empty() {
-                "every one explained".to_string()
-            } else {
-                format!("{} problem(s)", problems.len())
-            }
-        ));
-        passed &= problems.is_empty();
-        lines.extend(problems.into_iter().map(|p| format!("  {p}")));
-    }
-    if checked == 0 {
-        passed = false;
-        lines.push("no measured version has a list: nothing was checked".into());
-    }
-    Check { lines, passed }
+                .map(|(c, n)| format!("{} {n}", c.id()))
+                .collect();
+            let summary = format!(
+                "{}: {} unreached, {} listed ({}): {}",
+                m.tag,
+                m.unreached.len(),
+                list.functions.len(),
+                classes.join(", "),
+                if problems.is_empty() {
+                    "every one explained".to_string()
+                } else {
+                    format!("{} problem(s)", problems.len())
+                }
+            );
+            let passed = problems.is_empty();
+            let mut lines = vec![summary];
+            lines.extend(problems.into_iter().map(|p| format!("  {p}")));
+            (lines, passed)
+        },
+    )
 }
 
 /// The list after a measurement: each measured version's unreached functions, in its order,
