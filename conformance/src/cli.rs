@@ -44,7 +44,7 @@ pub enum Command {
     /// The fault suite (differential under faults), the power-loss suite, and their child
     /// processes.
     Faults {
-        /// `run`, `powerloss`, or a child command.
+        /// `run`, `powerloss`, `diskerr`, or a child command.
         #[command(subcommand)]
         command: FaultsCommand,
     },
@@ -129,6 +129,8 @@ pub enum FaultsCommand {
     Fault(conformance::fault::cli::FaultsCmd),
     /// Power-loss crash states (pages lost in any subset, torn pages) judged like `run`.
     Powerloss(conformance::powerloss::cli::PowerlossArgs),
+    /// The states official writers leave while chosen file calls fail, judged like `run`.
+    Diskerr(conformance::diskerr::cli::DiskerrArgs),
 }
 
 /// Where the report goes.

@@ -406,6 +406,9 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
         Command::Faults {
             command: FaultsCommand::Powerloss(args),
         } => Ok(conformance::powerloss::cli::main(args)),
+        Command::Faults {
+            command: FaultsCommand::Diskerr(args),
+        } => Ok(conformance::diskerr::cli::main(args)),
         Command::Suite { command } => Ok(conformance::suite::cli::main(command)),
         Command::Exceptions => {
             print!("{}", conformance::judge::exceptions::markdown_table());
