@@ -9,6 +9,7 @@ use mmkv_sys::io_faults::{IoCall, IoErrno, Rule, Schedule};
 use crate::diskerr::record::{DiskerrRecord, WriterEnd};
 use crate::diskerr::section::DiskerrSection;
 use crate::error::{Error, Result};
+use crate::fault::section::note_page_size;
 use crate::fault::suite::{judge_state, replay_folder, targets, Target};
 use crate::judge::recognise::copy_store;
 use crate::judge::state::Verdicts;
@@ -254,11 +255,11 @@ pub fn run_diskerr(
     )?;
     section.plan_digests.push(plan_digest(cfg, &digests));
     section.seconds = started.elapsed().as_secs_f64();
-    if let Some(size) = cfg.exe.page_size {
-        section
-            .per_page_size
-            .insert(size.to_string(), section.states);
-    }
+    note_page_size(
+        &mut section.per_page_size,
+        cfg.exe.page_size,
+        section.states,
+    );
     Ok(section)
 }
 
