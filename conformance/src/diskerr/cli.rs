@@ -57,20 +57,16 @@ pub fn main(args: DiskerrArgs) -> ExitCode {
 fn run(args: DiskerrArgs) -> std::result::Result<ExitCode, ExitCode> {
     let c = &args.common;
     let mut cfg = DiskerrConfig::new(c.exe("diskerr")?, states_from_env(STATES_VAR, args.states));
-    cfg.seed = c.seed;
     cfg.ops = args.ops.max(1);
-    if let Some(n) = c.jobs {
-        cfg.jobs = n as usize;
-    }
-    if !c.tags.is_empty() {
-        cfg.tags = c.tags.clone();
-    }
-    if !c.kinds.is_empty() {
-        cfg.kinds = c.kinds.clone();
-    }
-    if let Some(reader) = c.reader("diskerr")? {
-        cfg.reader = reader;
-    }
+    let DiskerrConfig {
+        seed,
+        jobs,
+        tags,
+        kinds,
+        reader,
+        ..
+    } = &mut cfg;
+    c.apply("diskerr", seed, jobs, tags, kinds, reader)?;
     if let Some(folder) = &c.replay {
         let verdicts = or_exit("diskerr replay", 2, replay(&cfg, folder))?;
         println!("{}", verdicts_line(&verdicts));

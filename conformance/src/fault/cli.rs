@@ -126,11 +126,31 @@ impl SuiteArgs {
         })
     }
 
-    /// The `--break` reader's `Store` path, `None` without `--break` (exit 2 when refused).
-    pub fn reader(&self, what: &str) -> std::result::Result<Option<ReaderFn>, ExitCode> {
-        self.broken
-            .map(|b| or_exit(what, 2, b.reader_fn().map_err(crate::error::Error::Other)))
-            .transpose()
+    /// Sets a suite configuration's fields from `--seed`, and from `--jobs`, `--tags`,
+    /// `--kinds` and `--break` when given (exit 2 when the broken reader is refused).
+    pub fn apply(
+        &self,
+        what: &str,
+        seed: &mut u64,
+        jobs: &mut usize,
+        tags: &mut Vec<String>,
+        kinds: &mut Vec<StoreKind>,
+        reader: &mut ReaderFn,
+    ) -> std::result::Result<(), ExitCode> {
+        *seed = self.seed;
+        if let Some(n) = self.jobs {
+            *jobs = n as usize;
+        }
+        if !self.tags.is_empty() {
+            tags.clone_from(&self.tags);
+        }
+        if !self.kinds.is_empty() {
+            kinds.clone_from(&self.kinds);
+        }
+        if let Some(b) = self.broken {
+            *reader = or_exit(what, 2, b.reader_fn().map_err(crate::error::Error::Other))?;
+        }
+        Ok(())
     }
 
     /// Writes `section` as JSON to `--json`, when given (exit 2 when it cannot).

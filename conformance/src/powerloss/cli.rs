@@ -85,23 +85,19 @@ fn run(args: PowerlossArgs) -> std::result::Result<ExitCode, ExitCode> {
         c.exe("powerloss")?,
         states_from_env(STATES_VAR, args.states),
     );
-    cfg.seed = c.seed;
     cfg.ops = args.ops;
     cfg.per_point = args.per_point.max(1);
     cfg.per_recording = args.per_recording.max(1);
     cfg.batch = args.batch.max(1);
-    if let Some(n) = c.jobs {
-        cfg.jobs = n as usize;
-    }
-    if !c.tags.is_empty() {
-        cfg.tags = c.tags.clone();
-    }
-    if !c.kinds.is_empty() {
-        cfg.kinds = c.kinds.clone();
-    }
-    if let Some(reader) = c.reader("powerloss")? {
-        cfg.reader = reader;
-    }
+    let PowerlossConfig {
+        seed,
+        jobs,
+        tags,
+        kinds,
+        reader,
+        ..
+    } = &mut cfg;
+    c.apply("powerloss", seed, jobs, tags, kinds, reader)?;
     if let Some(folder) = &c.replay {
         let verdicts = or_exit("powerloss replay", 2, replay(&cfg, folder))?;
         for (s, p, v) in &verdicts {
