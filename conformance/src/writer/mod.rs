@@ -7,8 +7,9 @@
 //! each op, each `sync()` of its plan) until the parent, which copies both files meanwhile,
 //! says go ([`Call`], [`run_steps`]: the power-loss recorder). The parent derives the same op stream from the same
 //! [`WriterSpec`] and judges what it reads ([`model`]); values identify the op that wrote
-//! them ([`value`]). The live writer, the robustness tests' stress and shrink writers and the
-//! fault suite's killed writers and the power-loss recorder are plans of this one writer.
+//! them ([`value`]). The live writer, the robustness tests' stress and shrink writers, the
+//! fault suite's killed writers, the power-loss recorder and the disk-error writers (`--io-faults`,
+//! [`IoFailure`]) are plans of this one writer.
 //!
 //! - [`child`]: spawning a child, waiting for its lines with a timeout, the watchdog;
 //! - [`plan`]: the op streams; [`value`]: the self-identifying values; [`model`]: the check.
