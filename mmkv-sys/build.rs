@@ -69,6 +69,11 @@ struct Variant {
     coverage: bool,
 }
 
+/// Core's file calls that every shim library wraps at link (`-Wl,--wrap=NAME`, shim/io_faults.cpp,
+/// src/io_faults.rs): the ones Core calls on Linux in any tag. The order is the shim's
+/// `MMKV_IO_*` numbering and `mmkv_sys::io_faults::IoCall`'s.
+const IO_FAULT_WRAPS: &[&str] = &["ftruncate", "mmap", "msync", "write", "rename"];
+
 /// The coverage variant's cmake definitions: `-O0` in place of Release's `-O3` (still
 /// `NDEBUG`, as the shim's inline headers are compiled): at `-O3` a function whose every call
 /// inside Core's unity translation units was inlined counts as never executed, and the
@@ -612,6 +617,7 @@ fn build_version(
         format!("-I{}", include.display()),
         format!("-I{}", core.display()),
         shim.join("shim.cpp").display().to_string(),
+        shim.join("io_faults.cpp").display().to_string(),
         libcore.display().to_string(),
     ]);
     args.extend(zlib.iter().cloned());
@@ -627,15 +633,18 @@ fn build_version(
         "-Wl,--wrap=time".into(),
         // The page size (shim.cpp `__wrap_getpagesize`): Core's only page-size source.
         "-Wl,--wrap=getpagesize".into(),
-        "-Wl,--no-undefined".into(),
-        "-o".into(),
     ]);
+    // The disk-error schedule (io_faults.cpp): Core's file calls, failed when a test asks.
+    args.extend(IO_FAULT_WRAPS.iter().map(|f| format!("-Wl,--wrap={f}")));
+    args.extend(["-Wl,--no-undefined".into(), "-o".into()]);
     let meta = std::fs::metadata(&libcore).map_err(|e| e.to_string())?;
     let mut fp = String::new();
     for f in [
         shim.join("shim.cpp"),
         shim.join("shim_api.h"),
         shim.join("shim.map"),
+        shim.join("io_faults.cpp"),
+        shim.join("io_faults_api.h"),
         include.join("shim_caps.h"),
     ] {
         let _ = write!(fp, "{:x};", hash_of(std::fs::read(f).unwrap_or_default()));

@@ -44,7 +44,7 @@ pub enum Command {
     /// The fault suite (differential under faults), the power-loss suite, and their child
     /// processes.
     Faults {
-        /// `run`, `powerloss`, or a child command.
+        /// `run`, `powerloss`, `diskerr`, or a child command.
         #[command(subcommand)]
         command: FaultsCommand,
     },
@@ -129,6 +129,8 @@ pub enum FaultsCommand {
     Fault(conformance::fault::cli::FaultsCmd),
     /// Power-loss crash states (pages lost in any subset, torn pages) judged like `run`.
     Powerloss(conformance::powerloss::cli::PowerlossArgs),
+    /// The states official writers leave while chosen file calls fail, judged like `run`.
+    Diskerr(conformance::diskerr::cli::DiskerrArgs),
 }
 
 /// Where the report goes.
@@ -269,6 +271,10 @@ pub struct ReportArgs {
     /// Power-loss crash states judged over the live versions (0: the suite does not run).
     #[arg(long, env = "CONFORMANCE_POWERLOSS_STATES", default_value_t = 1000)]
     pub powerloss_states: usize,
+    /// Disk-error states judged over the live versions: official writers run while chosen
+    /// file calls fail (0: the suite does not run).
+    #[arg(long, env = "CONFORMANCE_DISKERR_STATES", default_value_t = 200)]
+    pub diskerr_states: usize,
     /// The official page sizes every live cell runs under, `SIZE[:CASES]` each (CASES: the
     /// property cases at that size, default --cases); the fault and power-loss suites run at
     /// each size too. Default: 4 KiB, and 16 KiB at CI's 2 cases.
@@ -307,6 +313,8 @@ pub struct ReportRun {
     pub real_clock: bool,
     /// Power-loss crash states (0: none).
     pub powerloss_states: usize,
+    /// Disk-error states (0: none).
+    pub diskerr_states: usize,
 }
 
 impl ReportArgs {
@@ -356,6 +364,7 @@ impl ReportArgs {
             },
             real_clock: self.real_clock,
             powerloss_states: self.powerloss_states,
+            diskerr_states: self.diskerr_states,
         }))
     }
 }

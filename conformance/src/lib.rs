@@ -12,6 +12,8 @@
 //! - [`corpus`]: golden corpora; [`record`]: writes a corpus store set;
 //! - [`powerloss`]: power-loss crash states (pages lost in any subset, torn pages) judged like
 //!   the fault suite;
+//! - [`diskerr`]: the states official writers leave while chosen file calls fail (disk
+//!   errors), judged like the fault suite;
 //! - [`report`]: the version × store-kind matrix; [`html`]: the report as a web page;
 //! - [`hunt`]: exploration on a time budget with fresh seeds, failures grouped by signature;
 //! - [`suite`]: the portable conformance suite for any MMKV reader (build, verify, grade);
@@ -24,6 +26,7 @@
 pub mod corpus;
 pub mod coverage;
 pub mod differential;
+pub mod diskerr;
 pub mod error;
 pub mod fault;
 pub mod html;

@@ -11,6 +11,7 @@ use cli::{Cli, Command, FaultsCommand, JsonTo, Output, ReportRequest, ReportRun}
 use conformance::corpus::golden::check_corpus_dir;
 use conformance::differential::failures::load_repro;
 use conformance::differential::runner::run_repro;
+use conformance::diskerr::suite::DiskerrConfig;
 use conformance::fault::cli::exit_status;
 use conformance::fault::suite::SuiteConfig;
 use conformance::powerloss::suite::PowerlossConfig;
@@ -132,6 +133,7 @@ fn report(mut run: ReportRun, output: &Output) -> conformance::Result<ExitCode> 
     // given number of states; their sections are summed (with the states per page size).
     let mut faults = None;
     let mut powerloss = None;
+    let mut diskerr = None;
     for size in cfg.page_sizes.sizes() {
         if live.is_empty() {
             break;
@@ -150,7 +152,7 @@ fn report(mut run: ReportRun, output: &Output) -> conformance::Result<ExitCode> 
         let section = conformance::fault::cli::run_printing(&fc, false)?;
         faults = conformance::vocab::merge::Merge::merged(faults.into_iter().chain([section]));
         if run.powerloss_states > 0 {
-            let mut pc = PowerlossConfig::new(exe, run.powerloss_states);
+            let mut pc = PowerlossConfig::new(exe.clone(), run.powerloss_states);
             pc.tags = live.clone();
             pc.seed = run.fault_seed;
             pc.jobs = run.jobs;
@@ -164,11 +166,27 @@ fn report(mut run: ReportRun, output: &Output) -> conformance::Result<ExitCode> 
             powerloss =
                 conformance::vocab::merge::Merge::merged(powerloss.into_iter().chain([section]));
         }
+        if run.diskerr_states > 0 {
+            let mut dc = DiskerrConfig::new(exe.clone(), run.diskerr_states);
+            dc.tags = live.clone();
+            dc.seed = run.fault_seed;
+            dc.jobs = run.jobs;
+            eprintln!(
+                "disk-error suite: {} states at {} pages over {}",
+                run.diskerr_states,
+                conformance::report::pages::label(size),
+                dc.tags.join(", ")
+            );
+            let section = conformance::diskerr::cli::run_printing(&dc, false)?;
+            diskerr =
+                conformance::vocab::merge::Merge::merged(diskerr.into_iter().chain([section]));
+        }
     }
     let mut report = Report {
         versions: out,
         faults,
         powerloss,
+        diskerr,
         seed: Some(run.seed),
         ..Report::default()
     };
@@ -406,6 +424,9 @@ fn run(cli: Cli) -> conformance::Result<ExitCode> {
         Command::Faults {
             command: FaultsCommand::Powerloss(args),
         } => Ok(conformance::powerloss::cli::main(args)),
+        Command::Faults {
+            command: FaultsCommand::Diskerr(args),
+        } => Ok(conformance::diskerr::cli::main(args)),
         Command::Suite { command } => Ok(conformance::suite::cli::main(command)),
         Command::Exceptions => {
             print!("{}", conformance::judge::exceptions::markdown_table());

@@ -265,4 +265,31 @@ bool ShimLibrary::rekey(size_t h, rust::Slice<const uint8_t> key, bool aes256) c
     return ret != 0;
 }
 
+// ---- the disk-error schedule (io_faults.cpp, a second entry point of the same library) ----
+namespace {
+const mmkv_shim_io_faults_t *ioFaults(void *handle) {
+    auto entry = reinterpret_cast<mmkv_shim_io_faults_fn>(dlsym(handle, "mmkv_shim_io_faults"));
+    const mmkv_shim_io_faults_t *faults = entry ? entry(MMKV_IO_FAULTS_ABI_VERSION) : nullptr;
+    if (!faults || faults->calls != MMKV_IO_CALLS) {
+        throw std::runtime_error("this shim library has no disk-error schedule of ABI version " +
+                                 std::to_string(MMKV_IO_FAULTS_ABI_VERSION));
+    }
+    return faults;
+}
+} // namespace
+
+void ShimLibrary::set_io_fault(uint32_t call, uint64_t from, uint64_t count, int32_t err) const {
+    const mmkv_shim_io_faults_t *faults = ioFaults(m_handle);
+    if (call == MMKV_IO_CALLS) {
+        faults->reset();
+    } else if (faults->set_rule(call, from, count, err) != 0) {
+        throw std::runtime_error("bad argument: set_io_fault: no call " + std::to_string(call));
+    }
+}
+
+uint64_t ShimLibrary::io_fault_count(uint32_t call, bool failed) const {
+    const mmkv_shim_io_faults_t *faults = ioFaults(m_handle);
+    return failed ? faults->failed(call) : faults->made(call);
+}
+
 } // namespace mmkv_sys

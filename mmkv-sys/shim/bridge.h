@@ -4,6 +4,7 @@
 
 #include "rust/cxx.h"
 #include "shim_api.h"
+#include "io_faults_api.h"
 
 #include <cstdint>
 #include <memory>
@@ -75,6 +76,11 @@ public:
     uint64_t actual_size(size_t h) const;
     uint64_t value_size(size_t h, rust::Slice<const uint8_t> key, bool actual) const;
     bool rekey(size_t h, rust::Slice<const uint8_t> key, bool aes256) const;
+
+    // The disk-error schedule (io_faults_api.h): `call` MMKV_IO_CALLS resets every rule and
+    // counter, another sets that call's rule; io_fault_count reads a call's counter.
+    void set_io_fault(uint32_t call, uint64_t from, uint64_t count, int32_t err) const;
+    uint64_t io_fault_count(uint32_t call, bool failed) const;
 
 private:
     void check(int rc, const char *what) const;

@@ -172,6 +172,15 @@ pub(crate) mod ffi {
         fn actual_size(self: &ShimLibrary, h: usize) -> Result<u64>;
         fn value_size(self: &ShimLibrary, h: usize, key: &[u8], actual: bool) -> Result<u64>;
         fn rekey(self: &ShimLibrary, h: usize, key: &[u8], aes256: bool) -> Result<bool>;
+
+        fn set_io_fault(
+            self: &ShimLibrary,
+            call: u32,
+            from: u64,
+            count: u64,
+            err: i32,
+        ) -> Result<()>;
+        fn io_fault_count(self: &ShimLibrary, call: u32, failed: bool) -> Result<u64>;
     }
 }
 

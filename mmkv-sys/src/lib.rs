@@ -44,6 +44,12 @@
 //! at its first `initializeMMKV` (the first open of a loaded version), so choose it before that
 //! (see [`page_size`](mod@page_size) for when each version reads it).
 //!
+//! ## Disk errors
+//! Core's file calls (`ftruncate`, `mmap`, `msync`, `write`, `rename`) are wrapped at link time
+//! too: [`io_faults::set`] makes chosen calls of every loaded version fail (`ENOSPC`, `EIO`,
+//! `ENOMEM`), e.g. the 3rd `ftruncate` or every `msync` from the 5th on; the default schedule
+//! fails nothing and every call goes to libc unchanged.
+//!
 //! ## Unsupported calls
 //! A call the loaded version does not offer (an expire duration before v1.3.0, typed vectors
 //! before v1.3.6, AES-256 before v2.3.0, …) returns [`Error::Unsupported`], never crashes.
@@ -57,6 +63,7 @@
 
 mod bridge;
 mod caps;
+pub mod io_faults;
 pub mod page_size;
 pub mod test_clock;
 pub mod versions;
@@ -273,6 +280,33 @@ impl Lib {
             })
     }
 
+    /// Installs `schedule` in this library (see [`io_faults`]), its counts restarted. A library
+    /// without the schedule's entry point (one built from older shim sources, loaded with
+    /// [`Official::load_from_path`]) takes the empty schedule: it fails nothing anyway.
+    fn apply_io_faults(&self, schedule: &io_faults::Schedule) -> Result<()> {
+        let shim = self.shim();
+        match shim.set_io_fault(io_faults::RESET, 0, 0, 0) {
+            Err(_) if schedule.is_empty() => return Ok(()),
+            r => r.map_err(|e| self.err(e))?,
+        }
+        for r in schedule.rules() {
+            let (call, from, count, errno) = io_faults::shim_rule(r);
+            shim.set_io_fault(call, from, count, errno)
+                .map_err(|e| self.err(e))?;
+        }
+        Ok(())
+    }
+
+    /// This library's (made, failed) count of `call` since its schedule was set; `None` for a
+    /// library without the schedule's entry point.
+    fn io_fault_counts(&self, call: io_faults::IoCall) -> Option<(u64, u64)> {
+        let shim = self.shim();
+        let n = call as u32;
+        let made = shim.io_fault_count(n, false).ok()?;
+        let failed = shim.io_fault_count(n, true).ok()?;
+        Some((made, failed))
+    }
+
     /// The page size this library's Core initialised with, `None` before its first open.
     fn initialized_page_size(&self) -> Option<u64> {
         match self.shim().initialized_page_size() {
@@ -361,9 +395,10 @@ impl Official {
             open: Mutex::new(HashMap::new()),
         });
         // Loaded under the registry lock, so a concurrent `test_clock::set` or `set_page_size`
-        // cannot be missed.
+        // cannot be missed (nor an `io_faults::set`).
         lib.apply_test_time(test_clock::get());
         lib.apply_page_size(page_size::requested()?)?;
+        lib.apply_io_faults(&io_faults::get())?;
         libs.insert(key, lib.clone());
         Ok(Official { lib })
     }

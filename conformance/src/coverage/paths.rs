@@ -1,6 +1,6 @@
 //! The paths a coverage run drives through the official library, each a child process of
 //! this executable: the report (the property workloads, the live writers, the fault suite,
-//! the power-loss suite) and the portable suite's build. What each ran is read back from its
+//! the power-loss suite, the disk-error suite) and the portable suite's build. What each ran is read back from its
 //! output and printed, and a path that ran nothing fails the run: coverage that silently
 //! lost a path would still pass a floor set without it only by luck.
 
@@ -22,6 +22,8 @@ pub struct ReportRan {
     pub fault_states: u64,
     /// Crash states the power-loss suite judged.
     pub powerloss_states: u64,
+    /// States the disk-error suite judged.
+    pub diskerr_states: u64,
 }
 
 impl ReportRan {
@@ -36,6 +38,7 @@ impl ReportRan {
                 .count() as u64,
             fault_states: report.faults.as_ref().map_or(0, |f| f.states),
             powerloss_states: report.powerloss.as_ref().map_or(0, |p| p.states),
+            diskerr_states: report.diskerr.as_ref().map_or(0, |d| d.states),
         }
     }
 
@@ -52,6 +55,7 @@ impl ReportRan {
             ),
             ("fault suite", self.fault_states, "damaged states"),
             ("power-loss suite", self.powerloss_states, "crash states"),
+            ("disk-error suite", self.diskerr_states, "disk-error states"),
         ] {
             if n == 0 {
                 lines.push(format!("{path}: DID NOT RUN"));
@@ -148,6 +152,7 @@ mod tests {
             live_writers: 1,
             fault_states: 120,
             powerloss_states: 120,
+            diskerr_states: 24,
         };
         let (lines, missing) = all.lines();
         assert!(missing.is_empty(), "{lines:?}");
@@ -164,6 +169,6 @@ mod tests {
     #[test]
     fn an_empty_report_ran_nothing() {
         let (_, missing) = ReportRan::of(&Report::default()).lines();
-        assert_eq!(missing.len(), 4);
+        assert_eq!(missing.len(), 5);
     }
 }

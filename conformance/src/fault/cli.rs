@@ -11,16 +11,17 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::Subcommand;
+use clap::{Args, Subcommand};
 use mmkv_sys::ErrorStrategy;
 
 use crate::error::Result;
 use crate::fault::official::child_read_main;
-use crate::fault::section::FaultSection;
+use crate::fault::section::{note_page_size, FaultSection};
 use crate::fault::suite::{replay as replay_state, run_suite, SuiteConfig};
 use crate::fault::summary::verdicts_line;
 use crate::judge::state::disagrees;
 use crate::sides::broken::Broken;
+use crate::sides::reads::ReaderFn;
 use crate::sides::sys::SysLib;
 use crate::vocab::kind::StoreKind;
 use crate::writer::child::ChildExe;
@@ -80,6 +81,95 @@ pub enum FaultsCmd {
     },
 }
 
+/// The options the power-loss and disk-error suites' commands share (`#[command(flatten)]`).
+#[derive(Debug, Args)]
+pub struct SuiteArgs {
+    /// Seed (default: the base seed, see `conformance::vocab::seed`).
+    #[arg(long, env = "CONFORMANCE_SEED", default_value_t = crate::vocab::seed::DEFAULT_SEED)]
+    pub seed: u64,
+    /// Only these built tags (comma-separated; default: every built tag).
+    #[arg(long, value_delimiter = ',')]
+    pub tags: Vec<String>,
+    /// Only these store kinds (default: every kind of the suite a version has).
+    #[arg(long, value_delimiter = ',')]
+    pub kinds: Vec<StoreKind>,
+    /// Writer runs and batches of states at once (default: CONFORMANCE_JOBS, else one per core).
+    #[arg(long, env = "CONFORMANCE_JOBS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub jobs: Option<u64>,
+    /// Print every state.
+    #[arg(long)]
+    pub verbose: bool,
+    /// Also write the result as JSON (the report's section of the suite) to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Judge a saved failure folder again (its `state/` and the line it was saved with)
+    /// instead of running.
+    #[arg(long)]
+    pub replay: Option<PathBuf>,
+    /// The official library's page size (bytes) in the writers and every read, and the page
+    /// the states are cut in (default: this process's, see `mmkv_sys::page_size`).
+    #[arg(long, value_parser = parse_page_size)]
+    pub page_size: Option<u64>,
+    /// Read with this deliberately broken reader (`conformance::sides::broken`).
+    #[arg(long = "break", value_name = "NAME", value_parser = Broken::parse)]
+    pub broken: Option<Broken>,
+}
+
+impl SuiteArgs {
+    /// The child processes' program, at `--page-size` when given (exit 2 when it cannot be
+    /// found; `what` names the suite in the message).
+    pub fn exe(&self, what: &str) -> std::result::Result<ChildExe, ExitCode> {
+        let exe = or_exit(what, 2, ChildExe::this())?;
+        Ok(match self.page_size {
+            Some(size) => exe.with_page_size(size),
+            None => exe,
+        })
+    }
+
+    /// Sets a suite configuration's fields from `--seed`, and from `--jobs`, `--tags`,
+    /// `--kinds` and `--break` when given (exit 2 when the broken reader is refused).
+    pub fn apply(
+        &self,
+        what: &str,
+        seed: &mut u64,
+        jobs: &mut usize,
+        tags: &mut Vec<String>,
+        kinds: &mut Vec<StoreKind>,
+        reader: &mut ReaderFn,
+    ) -> std::result::Result<(), ExitCode> {
+        *seed = self.seed;
+        if let Some(n) = self.jobs {
+            *jobs = n as usize;
+        }
+        if !self.tags.is_empty() {
+            tags.clone_from(&self.tags);
+        }
+        if !self.kinds.is_empty() {
+            kinds.clone_from(&self.kinds);
+        }
+        if let Some(b) = self.broken {
+            *reader = or_exit(what, 2, b.reader_fn().map_err(crate::error::Error::Other))?;
+        }
+        Ok(())
+    }
+
+    /// Writes `section` as JSON to `--json`, when given (exit 2 when it cannot).
+    pub fn write_json(
+        &self,
+        what: &str,
+        section: &impl serde::Serialize,
+    ) -> std::result::Result<(), ExitCode> {
+        let Some(p) = &self.json else {
+            return Ok(());
+        };
+        let json = serde_json::to_string_pretty(section).unwrap_or_default();
+        std::fs::write(p, json).map_err(|e| {
+            eprintln!("{what}: {}: {e}", p.display());
+            ExitCode::from(2)
+        })
+    }
+}
+
 /// A `--page-size` value: a page size the official library runs with.
 pub fn parse_page_size(s: &str) -> std::result::Result<u64, String> {
     let n: u64 = s
@@ -102,11 +192,11 @@ pub fn run_printing(cfg: &SuiteConfig, verbose: bool) -> Result<FaultSection> {
     })?;
     let mut section = FaultSection::of(&summary, cfg.seed);
     section.seconds = started.elapsed().as_secs_f64();
-    if let Some(size) = cfg.exe.page_size {
-        section
-            .per_page_size
-            .insert(size.to_string(), section.states);
-    }
+    note_page_size(
+        &mut section.per_page_size,
+        cfg.exe.page_size,
+        section.states,
+    );
     Ok(section)
 }
 

@@ -154,6 +154,14 @@ pub fn saved_line(line: String, saved: &Option<std::path::PathBuf>) -> String {
     }
 }
 
+/// Counts a run's `states` under its official page size `size` (set with `--page-size` or by
+/// the report; `None`: this process's, not counted).
+pub fn note_page_size(per_page_size: &mut BTreeMap<String, u64>, size: Option<u64>, states: u64) {
+    if let Some(size) = size {
+        per_page_size.insert(size.to_string(), states);
+    }
+}
+
 /// A suite's part of the report's summary line: `N <what> state(s) judged, D disagreeing, U
 /// upstream finding(s)`.
 pub fn phrase(

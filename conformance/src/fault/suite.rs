@@ -192,6 +192,12 @@ pub fn judge_state(
 /// kind of its `verdict.txt` (`#INDEX TAG KIND ...`, [`StateRecord::line`]) read it, and the
 /// suite's reader. Its verdicts now.
 pub fn replay(cfg: &SuiteConfig, folder: &Path) -> Result<Verdicts> {
+    replay_folder(&cfg.exe, cfg.reader, folder)
+}
+
+/// Judges a saved state folder again (what [`replay`] does; also the disk-error suite's
+/// folders, saved alike): its `state/` read by `exe`'s children and `reader`.
+pub fn replay_folder(exe: &ChildExe, reader: ReaderFn, folder: &Path) -> Result<Verdicts> {
     let t = folder.join("verdict.txt");
     let text = std::fs::read_to_string(&t).map_err(|e| Error::io(&t, e))?;
     let mut head = text.split_whitespace().skip(1);
@@ -209,13 +215,7 @@ pub fn replay(cfg: &SuiteConfig, folder: &Path) -> Result<Verdicts> {
         .prefix("mmkv-faults-replay")
         .tempdir()
         .map_err(|e| Error::io(std::env::temp_dir(), e))?;
-    judge_state(
-        &cfg.exe,
-        &target,
-        cfg.reader,
-        &folder.join("state"),
-        scratch.path(),
-    )
+    judge_state(exe, &target, reader, &folder.join("state"), scratch.path())
 }
 
 /// Writer run `number` (from 1) as the seed draws it before it runs: the writer (its seed

@@ -9,20 +9,17 @@
 //!                              [--break NAME]
 //! ```
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
 
 use crate::error::Result;
-use crate::fault::cli::{exit_status, or_exit, states_from_env};
+use crate::fault::cli::{exit_status, or_exit, states_from_env, SuiteArgs};
 use crate::fault::official::strategy_name;
+use crate::fault::section::note_page_size;
 use crate::judge::state::disagrees;
 use crate::powerloss::section::PowerlossSection;
 use crate::powerloss::suite::{replay, run_powerloss, PowerlossConfig};
-use crate::sides::broken::Broken;
-use crate::vocab::kind::StoreKind;
-use crate::writer::child::ChildExe;
 
 /// Environment variable that overrides `faults powerloss --states`.
 pub const STATES_VAR: &str = "POWERLOSS_STATES";
@@ -33,15 +30,6 @@ pub struct PowerlossArgs {
     /// Crash states to judge (env POWERLOSS_STATES overrides).
     #[arg(long, default_value_t = 1000)]
     pub states: usize,
-    /// Seed (default: the base seed, see `conformance::vocab::seed`).
-    #[arg(long, env = "CONFORMANCE_SEED", default_value_t = crate::vocab::seed::DEFAULT_SEED)]
-    pub seed: u64,
-    /// Only these built tags (comma-separated; default: every built tag).
-    #[arg(long, value_delimiter = ',')]
-    pub tags: Vec<String>,
-    /// Only these store kinds (default: plain, aes128, aes256, expire, expire-aes128, expire-aes256).
-    #[arg(long, value_delimiter = ',')]
-    pub kinds: Vec<StoreKind>,
     /// Workload ops per recording.
     #[arg(long, default_value_t = 120)]
     pub ops: usize,
@@ -54,25 +42,10 @@ pub struct PowerlossArgs {
     /// States per official child process.
     #[arg(long, default_value_t = 64)]
     pub batch: usize,
-    /// Recordings and batches of states at once (default: CONFORMANCE_JOBS, else one per core).
-    #[arg(long, env = "CONFORMANCE_JOBS", value_parser = clap::value_parser!(u64).range(1..))]
-    pub jobs: Option<u64>,
-    /// Print every state.
-    #[arg(long)]
-    pub verbose: bool,
-    /// Also write the result as JSON (the report's `powerloss` section) to this file.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
-    /// Judge a saved failure folder again (its `state/` and `state.txt`) instead of running.
-    #[arg(long)]
-    pub replay: Option<PathBuf>,
-    /// The official library's page size (bytes) in the writer and every read, and the page
-    /// the crash states are cut in (default: this process's, see `mmkv_sys::page_size`).
-    #[arg(long, value_parser = crate::fault::cli::parse_page_size)]
-    pub page_size: Option<u64>,
-    /// Read with this deliberately broken reader (`conformance::sides::broken`).
-    #[arg(long = "break", value_name = "NAME", value_parser = Broken::parse)]
-    pub broken: Option<Broken>,
+    /// Seed, versions, kinds (default: plain, aes128, aes256, expire, expire-aes128,
+    /// expire-aes256), jobs, output, replay, page size, broken reader.
+    #[command(flatten)]
+    pub common: SuiteArgs,
 }
 
 /// Runs the suite printing progress (every state when `verbose`, disagreements always).
@@ -93,11 +66,11 @@ pub fn run_printing(cfg: &PowerlossConfig, verbose: bool) -> Result<PowerlossSec
             );
         }
     })?;
-    if let Some(size) = cfg.exe.page_size {
-        section
-            .per_page_size
-            .insert(size.to_string(), section.states);
-    }
+    note_page_size(
+        &mut section.per_page_size,
+        cfg.exe.page_size,
+        section.states,
+    );
     Ok(section)
 }
 
@@ -107,47 +80,33 @@ pub fn main(args: PowerlossArgs) -> ExitCode {
 }
 
 fn run(args: PowerlossArgs) -> std::result::Result<ExitCode, ExitCode> {
-    let mut exe = or_exit("powerloss", 2, ChildExe::this())?;
-    if let Some(size) = args.page_size {
-        exe = exe.with_page_size(size);
-    }
-    let mut cfg = PowerlossConfig::new(exe, states_from_env(STATES_VAR, args.states));
-    cfg.seed = args.seed;
+    let c = &args.common;
+    let mut cfg = PowerlossConfig::new(
+        c.exe("powerloss")?,
+        states_from_env(STATES_VAR, args.states),
+    );
     cfg.ops = args.ops;
     cfg.per_point = args.per_point.max(1);
     cfg.per_recording = args.per_recording.max(1);
     cfg.batch = args.batch.max(1);
-    if let Some(n) = args.jobs {
-        cfg.jobs = n as usize;
-    }
-    if !args.tags.is_empty() {
-        cfg.tags = args.tags;
-    }
-    if !args.kinds.is_empty() {
-        cfg.kinds = args.kinds;
-    }
-    if let Some(b) = args.broken {
-        cfg.reader = or_exit(
-            "powerloss",
-            2,
-            b.reader_fn().map_err(crate::error::Error::Other),
-        )?;
-    }
-    if let Some(folder) = args.replay {
-        let verdicts = or_exit("powerloss replay", 2, replay(&cfg, &folder))?;
+    let PowerlossConfig {
+        seed,
+        jobs,
+        tags,
+        kinds,
+        reader,
+        ..
+    } = &mut cfg;
+    c.apply("powerloss", seed, jobs, tags, kinds, reader)?;
+    if let Some(folder) = &c.replay {
+        let verdicts = or_exit("powerloss replay", 2, replay(&cfg, folder))?;
         for (s, p, v) in &verdicts {
             println!("{}/{}: {v}", strategy_name(*s), p.name());
         }
         return Ok(exit_status(!disagrees(&verdicts)));
     }
-    let s = or_exit("powerloss", 2, run_printing(&cfg, args.verbose))?;
+    let s = or_exit("powerloss", 2, run_printing(&cfg, c.verbose))?;
     print!("{}", s.to_text());
-    if let Some(p) = &args.json {
-        let json = serde_json::to_string_pretty(&s).unwrap_or_default();
-        if let Err(e) = std::fs::write(p, json) {
-            eprintln!("powerloss: {}: {e}", p.display());
-            return Err(ExitCode::from(2));
-        }
-    }
+    c.write_json("powerloss", &s)?;
     Ok(exit_status(s.passed()))
 }

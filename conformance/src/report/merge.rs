@@ -12,6 +12,7 @@ pub fn merge(reports: Vec<Report>) -> Report {
     let mut by_tag: BTreeMap<(String, u64), Vec<Row>> = BTreeMap::new();
     let faults = Merge::merged(reports.iter().filter_map(|r| r.faults.clone()));
     let powerloss = Merge::merged(reports.iter().filter_map(|r| r.powerloss.clone()));
+    let diskerr = Merge::merged(reports.iter().filter_map(|r| r.diskerr.clone()));
     let mut exceptions_used: BTreeMap<String, u64> = BTreeMap::new();
     // one seed when every shard drew from the same one
     let mut seeds: Vec<Option<u64>> = reports.iter().map(|r| r.seed).collect();
@@ -61,6 +62,7 @@ pub fn merge(reports: Vec<Report>) -> Report {
         versions,
         faults,
         powerloss,
+        diskerr,
         exceptions_used,
         seed,
     }

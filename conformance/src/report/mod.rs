@@ -28,6 +28,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::diskerr::section::DiskerrSection;
 use crate::fault::section::FaultSection;
 use crate::powerloss::section::PowerlossSection;
 use crate::report::cell::CellResult;
@@ -201,6 +202,10 @@ pub struct Report {
     /// run (a run that did must pass).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub powerloss: Option<PowerlossSection>,
+    /// The disk-error suite (states official writers leave while chosen file calls fail, see
+    /// [`crate::diskerr`]); `None` when it did not run (a run that did must pass).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diskerr: Option<DiskerrSection>,
     /// Uses of each accepted difference in this run, by [`Difference::code`] of its row of
     /// [`crate::judge::exceptions::TABLE`] (see [`crate::judge::exceptions::take_uses`]).
     ///
@@ -230,6 +235,7 @@ impl Report {
         self.ran_anything()
             && self.faults_passed()
             && self.powerloss.as_ref().is_none_or(PowerlossSection::passed)
+            && self.diskerr.as_ref().is_none_or(DiskerrSection::passed)
             && self
                 .versions
                 .iter()
@@ -452,6 +458,24 @@ pub(crate) mod tests {
         pl.powerloss.as_mut().unwrap().disagreeing = 1;
         assert!(!pl.passed(false));
         assert!(report.summary_line().contains("power-loss suite not run"));
+
+        // the disk-error suite likewise; a run in which no scheduled call failed fails
+        let mut de = report.clone();
+        de.diskerr = Some(DiskerrSection {
+            states: 7,
+            failed_calls: [("msync".to_string(), 3)].into_iter().collect(),
+            ..DiskerrSection::default()
+        });
+        assert!(de.passed(false));
+        assert!(de
+            .to_text()
+            .contains("disk-error suite: PASS — 7 states judged"));
+        assert!(de.summary_line().contains("; 7 disk-error state(s) judged"));
+        let json: serde_json::Value = serde_json::from_str(&de.to_json()).unwrap();
+        assert_eq!(json["diskerr"]["states"], 7);
+        de.diskerr.as_mut().unwrap().failed_calls.clear();
+        assert!(!de.passed(false));
+        assert!(!report.summary_line().contains("disk-error"));
     }
 
     /// A fault section that judged `states` states, all agreeing.

@@ -68,7 +68,7 @@ impl Report {
             "conformance report: {} — {} versions{}: {} live, {} golden, {} unbuilt; cells: {} pass, \
              {} FAIL, {} golden, {} unbuilt, {} n/a; {} workload(s), {} operation(s), {} key(s) \
              compared ({} reads), long-lived reader reloads {} partial / {} full; {} corpus \
-             store(s) checked; {}; {}{}{}; {}",
+             store(s) checked; {}; {}{}{}{}; {}",
             if self.passed(false) { "PASS" } else { "FAIL" },
             self.tags(),
             self.page_sizes_phrase(),
@@ -94,6 +94,10 @@ impl Report {
             match &self.powerloss {
                 Some(p) => p.phrase(),
                 None => "power-loss suite not run".to_string(),
+            },
+            match &self.diskerr {
+                Some(d) => format!("; {}", d.phrase()),
+                None => String::new(),
             },
             if failing_rows > 0 {
                 format!("; {failing_rows} row(s) with failures")
@@ -146,6 +150,10 @@ impl Report {
         if let Some(p) = &self.powerloss {
             out.push('\n');
             out.push_str(&p.to_text());
+        }
+        if let Some(d) = &self.diskerr {
+            out.push('\n');
+            out.push_str(&d.to_text());
         }
         out
     }

@@ -7,8 +7,9 @@
 //! each op, each `sync()` of its plan) until the parent, which copies both files meanwhile,
 //! says go ([`Call`], [`run_steps`]: the power-loss recorder). The parent derives the same op stream from the same
 //! [`WriterSpec`] and judges what it reads ([`model`]); values identify the op that wrote
-//! them ([`value`]). The live writer, the robustness tests' stress and shrink writers and the
-//! fault suite's killed writers and the power-loss recorder are plans of this one writer.
+//! them ([`value`]). The live writer, the robustness tests' stress and shrink writers, the
+//! fault suite's killed writers, the power-loss recorder and the disk-error writers (`--io-faults`,
+//! [`IoFailure`]) are plans of this one writer.
 //!
 //! - [`child`]: spawning a child, waiting for its lines with a timeout, the watchdog;
 //! - [`plan`]: the op streams; [`value`]: the self-identifying values; [`model`]: the check.
@@ -30,6 +31,7 @@ use crate::vocab::kind::{Features, ModeKind, StoreKind};
 use crate::vocab::value::{Value, ValueType};
 use crate::vocab::{le32, STORE_ID};
 use child::{run_watched, ChildExe, Line, Running, CHILD_TIMEOUT};
+use mmkv_sys::io_faults::{self, IoCall, Schedule};
 
 /// Which op stream a writer performs (see [`plan`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -45,12 +47,22 @@ pub enum Plan {
     /// The power-loss recorder's writer: the fault plan's ops, opened as the fault suite
     /// opens its kinds, with `sync()` after about one op in 16 ([`plan::syncs`]).
     Powerloss,
+    /// The disk-error suite's writer: the power-loss plan's ops and syncs while the official
+    /// library's file calls fail as `--io-faults` says; it goes on after a failed call as an
+    /// app would and prints an [`IoFailure`] line after each call that saw one.
+    Diskerr,
 }
 
 impl Plan {
     /// Whether the plan opens its kind's own mode (else MULTI_PROCESS).
     fn own_mode(self) -> bool {
-        matches!(self, Plan::Faults | Plan::Powerloss)
+        matches!(self, Plan::Faults | Plan::Powerloss | Plan::Diskerr)
+    }
+
+    /// Whether an official call that fails is recorded and the run goes on (else it ends the
+    /// run with an error).
+    fn keeps_going(self) -> bool {
+        self == Plan::Diskerr
     }
 }
 
@@ -157,6 +169,10 @@ pub struct WriterSpec {
     /// stdin (the parent copies the files meanwhile).
     #[arg(long)]
     pub steps: bool,
+    /// The official library's disk-error schedule (`mmkv_sys::io_faults`, e.g.
+    /// `ftruncate@3:ENOSPC,msync@5+:EIO`), set before the store opens; `none` fails nothing.
+    #[arg(long, default_value = "none")]
+    pub io_faults: Schedule,
 }
 
 impl WriterSpec {
@@ -173,6 +189,7 @@ impl WriterSpec {
             kill: Kill::Never,
             wait_go: false,
             steps: false,
+            io_faults: Schedule::default(),
         }
     }
 
@@ -213,6 +230,9 @@ impl WriterSpec {
         if self.steps {
             cmd.arg("--steps");
         }
+        if !self.io_faults.is_empty() {
+            cmd.args(["--io-faults", &self.io_faults.to_string()]);
+        }
         cmd
     }
 }
@@ -247,6 +267,78 @@ impl Done {
     /// Parses [`Done::line`].
     pub fn parse(line: &str) -> Option<Done> {
         serde_json::from_str(line.strip_prefix("done ")?).ok()
+    }
+}
+
+/// An official call of a [`Plan::Diskerr`] writer during which scheduled calls failed: its
+/// line is `ioerr ` and this as JSON, printed as soon as the call returns (a writer the
+/// library then crashes has said it).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct IoFailure {
+    /// The official call: `open`, `op I`, `sync` (after op I: `sync I`) or `end` (the closing
+    /// sync, reads and close).
+    pub at: String,
+    /// The wrapped calls that failed during it, with how many times.
+    pub failed: BTreeMap<String, u64>,
+    /// What the API returned: `true` / `false` (a set), `ok`, or `error: MESSAGE`.
+    pub returned: String,
+}
+
+impl IoFailure {
+    /// The line.
+    pub fn line(&self) -> String {
+        format!("ioerr {}", serde_json::to_string(self).unwrap_or_default())
+    }
+
+    /// Parses [`IoFailure::line`].
+    pub fn parse(line: &str) -> Option<IoFailure> {
+        serde_json::from_str(line.strip_prefix("ioerr ")?).ok()
+    }
+}
+
+/// Follows the failed-call counts of the disk-error schedule between official calls.
+struct FailureWatch {
+    failed: BTreeMap<IoCall, u64>,
+}
+
+impl FailureWatch {
+    fn new() -> FailureWatch {
+        FailureWatch {
+            failed: BTreeMap::new(),
+        }
+    }
+
+    /// The failures since the last call, as the [`IoFailure`] of `at` that returned
+    /// `returned`; `None` when none failed.
+    fn take(&mut self, at: String, returned: impl FnOnce() -> String) -> Option<IoFailure> {
+        let counts = io_faults::counts().ok()?;
+        let mut failed = BTreeMap::new();
+        for (call, c) in counts {
+            let before = self.failed.insert(call, c.failed).unwrap_or(0);
+            if c.failed > before {
+                failed.insert(call.name().to_string(), c.failed - before);
+            }
+        }
+        (!failed.is_empty()).then(|| IoFailure {
+            at,
+            failed,
+            returned: returned(),
+        })
+    }
+}
+
+/// What an official call returned, for an [`IoFailure`].
+fn returned<T: std::fmt::Debug>(r: &Result<T>) -> String {
+    match r {
+        Ok(v) => {
+            let v = format!("{v:?}");
+            if v == "()" {
+                "ok".into()
+            } else {
+                v
+            }
+        }
+        Err(e) => format!("error: {}", e.to_string().replace('\n', " ")),
     }
 }
 
@@ -291,18 +383,22 @@ fn meta_sequence(dir: &Path) -> u32 {
     std::fs::read(mmkv_reader::meta_path(&dir.join(STORE_ID))).map_or(0, |b| le32(&b, 8))
 }
 
-fn apply(store: &mut dyn OfficialStore, op: &Op) -> Result<()> {
+/// Performs `op`; `Ok(false)` when the library refused a set.
+fn apply(store: &mut dyn OfficialStore, op: &Op) -> Result<bool> {
     match op {
-        Op::Set { key, value, expire } => store.set(&key.0, value, *expire).map(drop),
-        Op::Remove { key } => store.remove(&key.0),
-        Op::ClearAll => store.clear_all(),
-        Op::Trim => store.trim(),
+        Op::Set { key, value, expire } => store.set(&key.0, value, *expire),
+        Op::Remove { key } => store.remove(&key.0).map(|()| true),
+        Op::ClearAll => store.clear_all().map(|()| true),
+        Op::Trim => store.trim().map(|()| true),
         other => Err(Error::Other(format!("writer: op {other:?} is in no plan"))),
     }
 }
 
 /// The child side (`conformance writer`): runs `spec` with `lib` into `dir` as the module
-/// documentation says. Returns its [`Done`] line (also printed) unless killed.
+/// documentation says. Returns its [`Done`] line (also printed) unless killed. A
+/// [`Plan::Diskerr`] writer sets its disk-error schedule first and goes on after every failed
+/// official call, printing an [`IoFailure`] line for each call during which scheduled calls
+/// failed (a store that does not open ends the run: `done` with no op).
 pub fn run_writer(lib: &dyn OfficialLib, dir: &Path, spec: &WriterSpec) -> Result<Done> {
     let ops = spec.ops(&lib.features());
     let kind = spec.kind;
@@ -311,18 +407,51 @@ pub fn run_writer(lib: &dyn OfficialLib, dir: &Path, spec: &WriterSpec) -> Resul
     } else {
         ModeKind::Multi
     };
-    let mut store = lib.open_with(dir, STORE_ID, mode, kind.crypt_key(), kind.aes256())?;
-    if kind.key_expire() && !store.enable_key_expire(0)? {
-        return Err(Error::Official {
-            tag: lib.tag().to_string(),
-            message: "enableAutoKeyExpire refused".into(),
-        });
-    }
     let say = |line: &str| {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{line}");
         let _ = out.flush();
     };
+    let keep_going = spec.plan.keeps_going();
+    let mut watch = FailureWatch::new();
+    // Says what failed during the official call `at`; without `keep_going`, its error ends
+    // the run.
+    let mut seen = |at: &dyn Fn() -> String, r: Result<bool>| -> Result<bool> {
+        if let Some(f) = watch.take(at(), || returned(&r)) {
+            say(&f.line());
+        }
+        match r {
+            Err(_) if keep_going => Ok(false),
+            r => r,
+        }
+    };
+    if keep_going || !spec.io_faults.is_empty() {
+        io_faults::set(&spec.io_faults).map_err(|e| Error::Official {
+            tag: lib.tag().to_string(),
+            message: e.to_string(),
+        })?;
+    }
+    let opened = lib.open_with(dir, STORE_ID, mode, kind.crypt_key(), kind.aes256());
+    let opened = match opened {
+        Err(e) if keep_going => {
+            let r: Result<bool> = Err(e);
+            seen(&|| "open".into(), r)?;
+            let done = Done::default();
+            say(&done.line());
+            return Ok(done);
+        }
+        r => r?,
+    };
+    let mut store = opened;
+    if kind.key_expire() {
+        let enabled = store.enable_key_expire(0);
+        if !seen(&|| "open".into(), enabled)? && !keep_going {
+            return Err(Error::Official {
+                tag: lib.tag().to_string(),
+                message: "enableAutoKeyExpire refused".into(),
+            });
+        }
+    }
     let wait = || {
         let _ = std::io::stdin().lock().read_line(&mut String::new());
     };
@@ -335,7 +464,8 @@ pub fn run_writer(lib: &dyn OfficialLib, dir: &Path, spec: &WriterSpec) -> Resul
     };
     let syncs = plan::syncs(spec, ops.len());
     if spec.plan != Plan::Faults {
-        store.sync()?;
+        let r = store.sync().map(|()| true);
+        seen(&|| "open".into(), r)?;
         say("ready");
     }
     if spec.wait_go {
@@ -362,10 +492,12 @@ pub fn run_writer(lib: &dyn OfficialLib, dir: &Path, spec: &WriterSpec) -> Resul
             }
             _ => {}
         }
-        apply(store.as_mut(), op).map_err(|e| Error::Other(format!("op {i} {op:?}: {e}")))?;
+        let r = apply(store.as_mut(), op);
+        seen(&|| format!("op {i}"), r).map_err(|e| Error::Other(format!("op {i} {op:?}: {e}")))?;
         step(Call::Op(i));
         if syncs[i] {
-            store.sync()?;
+            let r = store.sync().map(|()| true);
+            seen(&|| format!("sync {i}"), r)?;
             step(Call::Sync);
         }
         if spec.plan != Plan::Faults {
@@ -383,12 +515,23 @@ pub fn run_writer(lib: &dyn OfficialLib, dir: &Path, spec: &WriterSpec) -> Resul
         kill_self();
     }
     done.writer_ms = started.elapsed().as_millis() as u64;
-    store.sync()?;
+    let end = || "end".to_string();
+    let r = store.sync().map(|()| true);
+    seen(&end, r)?;
     done.ops = ops.len() as u64;
-    done.count = store.count(false)? as u64;
-    done.digest = state_digest(&ops, |k, ty| store.get(k, ty))?;
+    match store.count(false) {
+        Ok(n) => done.count = n as u64,
+        Err(e) if !keep_going => return Err(e),
+        Err(_) => {}
+    }
+    match state_digest(&ops, |k, ty| store.get(k, ty)) {
+        Ok(d) => done.digest = d,
+        Err(e) if !keep_going => return Err(e),
+        Err(_) => {}
+    }
     done.seq_end = meta_sequence(dir);
-    store.close()?;
+    let r = store.close().map(|()| true);
+    seen(&end, r)?;
     say(&done.line());
     Ok(done)
 }
@@ -520,6 +663,7 @@ mod tests {
             Plan::Shrink,
             Plan::Faults,
             Plan::Powerloss,
+            Plan::Diskerr,
         ] {
             let ops = match plan {
                 Plan::Shrink => 2,
@@ -542,7 +686,7 @@ mod tests {
             });
             assert!(big, "{plan:?} has big values");
             let syncs = plan::syncs(&spec, a.len()).iter().filter(|s| **s).count();
-            if plan == Plan::Powerloss {
+            if matches!(plan, Plan::Powerloss | Plan::Diskerr) {
                 assert!((100..300).contains(&syncs), "{syncs} syncs in 3000 ops");
             } else {
                 assert_eq!(syncs, 0, "{plan:?}");

@@ -11,7 +11,9 @@
 //! - `faults`: every getter type of the version with seeded values
 //!   ([`crate::writer::value::seeded`], one in eight up to 0.5–6.5 KB), removes, rare
 //!   `clearAll` and `trim`, over 8–47 keys; far-future durations on expiring kinds;
-//! - `powerloss`: the `faults` ops, with `sync()` after about one op in 16 ([`syncs`]).
+//! - `powerloss`: the `faults` ops, with `sync()` after about one op in 16 ([`syncs`]);
+//! - `diskerr`: the `powerloss` ops and syncs (run while the official file calls fail as the
+//!   writer's `--io-faults` schedule says).
 
 use crate::differential::workload::{Key, Op};
 use crate::vocab::kind::Features;
@@ -45,16 +47,16 @@ pub fn ops(spec: &WriterSpec, features: &Features) -> Vec<Op> {
         Plan::Live => live(spec),
         Plan::Stress => stress(spec.seed, spec.ops, spec.keys.max(1)),
         Plan::Shrink => shrink(spec.ops, spec.keys.max(1)),
-        Plan::Faults | Plan::Powerloss => faults(spec, features),
+        Plan::Faults | Plan::Powerloss | Plan::Diskerr => faults(spec, features),
     }
 }
 
 /// After which of the `ops` ops the writer calls `sync()`: about one in 16 (seeded) for the
-/// power-loss plan, none for the others.
+/// power-loss and disk-error plans, none for the others.
 pub fn syncs(spec: &WriterSpec, ops: usize) -> Vec<bool> {
     let mut rng = SplitMix::new(spec.seed ^ 0x5e7c_0ff5);
     (0..ops)
-        .map(|_| spec.plan == Plan::Powerloss && rng.below(16) == 0)
+        .map(|_| matches!(spec.plan, Plan::Powerloss | Plan::Diskerr) && rng.below(16) == 0)
         .collect()
 }
 
