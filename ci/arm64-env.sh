@@ -16,7 +16,9 @@ arm64_pkgs=(rustc-web libstd-rust-web-dev:arm64 g++-aarch64-linux-gnu gcc-aarch6
 # compiler, target and flags (clang++ --target=aarch64-unknown-linux-gnu), so host and aarch64
 # builds share MMKV_SYS_CACHE without ever mixing.
 export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
-export CARGO_TARGET_DIR="$root/target/arm64"
+# ARM64_TARGET_DIR: another target directory (default target/arm64), e.g. for two report runs
+# at once.
+export CARGO_TARGET_DIR="${ARM64_TARGET_DIR:-$root/target/arm64}"
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="$root/ci/qemu-aarch64.sh"
 export CXX_aarch64_unknown_linux_gnu=aarch64-linux-gnu-g++ CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc

@@ -392,13 +392,13 @@ fn hash_of<T: Hash>(t: T) -> u64 {
 }
 
 /// The C++ build of every official Core and its shim: cc's compiler for the target (`CXX`,
-/// `CXX_<target>`), except for aarch64 targets, whose Core clang compiles (`clang++`):
-/// v1.1.0-v1.2.1's Core/crc32/crc32_armv8.cpp uses clang's ARM builtins
-/// (`__builtin_arm_crc32b` under `target("crc")`), which GCC refuses, and Android's NDK,
-/// upstream's main arm64 platform, builds Core with clang too. One compiler for every aarch64
-/// version (the cxx bridge keeps cc's; both use the target's libstdc++). Cross-compiling,
-/// clang targets the triple of cc's cross g++ (`aarch64-linux-gnu-g++`: `--target=
-/// aarch64-linux-gnu`, after cc's own, so it wins), whose binutils and libraries it then uses.
+/// `CXX_<target>`), except for aarch64 targets, whose Core clang compiles (`clang++`), as
+/// Android's NDK does on upstream's main arm64 platform (GCC also refuses v1.1.0-v1.2.1's
+/// Core/crc32/crc32_armv8.cpp, written for clang's builtins; those versions have no Linux
+/// aarch64 build at all, ci/arm64-report.sh). One compiler for every aarch64 version (the cxx
+/// bridge keeps cc's; both use the target's libstdc++). Cross-compiling, clang targets the
+/// triple of cc's cross g++ (`aarch64-linux-gnu-g++`: `--target=aarch64-linux-gnu`, after cc's
+/// own, so it wins), whose binutils and libraries it then uses.
 fn core_build() -> cc::Build {
     let mut build = cc::Build::new();
     build.cpp(true);
