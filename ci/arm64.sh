@@ -11,45 +11,35 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-triple=aarch64-unknown-linux-gnu
 # One version per era of the format (overridable, e.g. ARM64_VERSIONS=v2.4.2).
 versions="${ARM64_VERSIONS:-v1.2.16,v1.3.17,v2.4.2}"
 pages="${ARM64_PAGES:-16384}"
 start=$SECONDS
 say() { printf '[arm64 %4ds] %s\n' $((SECONDS - start)) "$*"; }
 
-# Packages: Debian's rustc-web (a rustc with an aarch64 std), the cross toolchain, the aarch64
-# zlib (the official Core links it) and qemu-user-static. Nothing to do when all are installed.
-pkgs=(rustc-web libstd-rust-web-dev:arm64 g++-aarch64-linux-gnu gcc-aarch64-linux-gnu
-  zlib1g-dev:arm64 qemu-user-static)
-missing=()
-for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
+. ci/arm64-env.sh
+triple=$arm64_triple
+# Nothing to install when every package is there.
+mapfile -t missing < <(arm64_missing)
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]}"
   dpkg --print-foreign-architectures | grep -qx arm64 || dpkg --add-architecture arm64
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${arm64_pkgs[@]}"
 fi
 
 # The CLI's tests start the aarch64 mmkv as a child process: the kernel runs it through
-# qemu-user-static's binfmt handler (registered when the package is installed).
-binfmt=/proc/sys/fs/binfmt_misc/qemu-aarch64
-[ -e "$binfmt" ] || update-binfmts --enable qemu-aarch64 >/dev/null 2>&1 || true
+# qemu-user-static's binfmt handler. The package registers it where systemd runs; in a
+# container binfmt_misc may need mounting and the package's binfmt.d entry registering.
+binfmt=$arm64_binfmt
+if [ ! -e "$binfmt" ]; then
+  misc=${binfmt%/*}
+  [ -e "$misc/register" ] || mount -t binfmt_misc binfmt_misc "$misc" 2>/dev/null || true
+  /usr/lib/systemd/systemd-binfmt /usr/lib/binfmt.d/qemu-aarch64.conf 2>/dev/null ||
+    update-binfmts --enable qemu-aarch64 >/dev/null 2>&1 || true
+fi
 [ -e "$binfmt" ] || { say "no binfmt handler for aarch64 ($binfmt)"; exit 1; }
 
-# The aarch64 build: Debian's rustc (rustup's has no aarch64 std here), through the caller's
-# RUSTC_WRAPPER when there is one (sccache keys every compilation by the compiler and its
-# target, so .ci/run's cache serves both toolchains: measured, a second release build of the
-# aarch64 mmkv at the same path took 33 s instead of 230 s, 102 of 111 crates hits). mmkv-sys
-# keys each built official library by its compiler and flags (aarch64-linux-gnu-g++, aarch64
-# flags), so host and aarch64 builds share MMKV_SYS_CACHE without ever mixing.
-export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
-export CARGO_TARGET_DIR="$root/target/arm64"
-export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
-export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="$root/ci/qemu-aarch64.sh"
-export CXX_aarch64_unknown_linux_gnu=aarch64-linux-gnu-g++ CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc
 export PROPTEST_CASES="${PROPTEST_CASES:-2}"
 # The tests' dependencies (not our crates) optimised: under qemu their debug code is what costs.
 # Measured: the reader's corpus test took 256 s with debug dependencies, 4 s with these (13 s on

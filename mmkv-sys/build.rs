@@ -249,7 +249,7 @@ fn main() {
         }
     }
 
-    let compiler = cc::Build::new().cpp(true).get_compiler();
+    let compiler = core_build().get_compiler();
     let cache = env("MMKV_SYS_CACHE").map(PathBuf::from).unwrap_or_else(|| {
         // OUT_DIR = <target dir>[/<triple>]/<profile>/build/mmkv-sys-<hash>/out
         out.ancestors()
@@ -257,7 +257,7 @@ fn main() {
             .unwrap_or(&out)
             .join("mmkv-sys-cache")
     });
-    let cxx = Compiler::identify(compiler.path());
+    let cxx = Compiler::identify(&compiler);
     let recipe = Recipe::detect();
     let variant = Variant::from_env();
     let parallel: usize = env("MMKV_SYS_JOBS")
@@ -396,14 +396,52 @@ fn hash_of<T: Hash>(t: T) -> u64 {
     h.finish()
 }
 
-/// The C++ compiler: its path and what it says it is (part of every build key).
+/// The C++ build of every official Core and its shim: cc's compiler for the target (`CXX`,
+/// `CXX_<target>`), except for aarch64 targets, whose Core clang compiles (`clang++`), as
+/// Android's NDK does on upstream's main arm64 platform (GCC also refuses v1.1.0-v1.2.1's
+/// Core/crc32/crc32_armv8.cpp, written for clang's builtins; those versions have no Linux
+/// aarch64 build at all, ci/arm64-report.sh). One compiler for every aarch64 version (the cxx
+/// bridge keeps cc's; both use the target's libstdc++). Cross-compiling, clang targets the
+/// triple of cc's cross g++ (`aarch64-linux-gnu-g++`: `--target=aarch64-linux-gnu`, after cc's
+/// own, so it wins), whose binutils and libraries it then uses.
+fn core_build() -> cc::Build {
+    let mut build = cc::Build::new();
+    build.cpp(true);
+    if std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("aarch64") {
+        let gnu = build.get_compiler();
+        let cross = gnu
+            .path()
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix("-g++"))
+            .map(str::to_string);
+        build.compiler("clang++");
+        if let Some(triple) = cross {
+            build.flag(format!("--target={triple}"));
+        }
+    }
+    build
+}
+
+/// The C++ compiler: its path, its `--target` arguments (clang's, [`core_build`]) and what it
+/// says it is (all part of every build key).
 struct Compiler {
     path: PathBuf,
+    target_args: Vec<String>,
     id: String,
 }
 
 impl Compiler {
-    fn identify(path: &Path) -> Compiler {
+    fn identify(tool: &cc::Tool) -> Compiler {
+        let path = tool.path();
+        // The last `--target` is the one clang uses.
+        let target_args = tool
+            .args()
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .rfind(|a| a.starts_with("--target="))
+            .into_iter()
+            .collect();
         let id = Command::new(path)
             .arg("--version")
             .output()
@@ -417,6 +455,7 @@ impl Compiler {
             .unwrap_or_default();
         Compiler {
             path: path.to_path_buf(),
+            target_args,
             id,
         }
     }
@@ -456,8 +495,7 @@ impl Recipe {
             .unwrap_or_default();
         // As the cmake crate configures its C++ compiler (cmake 0.1: opt_level 0, no debug
         // info, no warnings; -O and -g left out).
-        let tool = cc::Build::new()
-            .cpp(true)
+        let tool = core_build()
             .opt_level(0)
             .debug(false)
             .warnings(false)
@@ -529,8 +567,9 @@ fn build_version(
     // The variant last ([`Variant`]: coverage; not the page size, chosen at run time, nor the
     // target, which the compiler names).
     let key = format!(
-        "{tag};{source_id};{flags:?};{unity_exclude:?};{};{};{};{:?};{CORE_PROFILE};{CORE_TARGET};{CORE_DEFINES:?}{}",
+        "{tag};{source_id};{flags:?};{unity_exclude:?};{}{};{};{};{:?};{CORE_PROFILE};{CORE_TARGET};{CORE_DEFINES:?}{}",
         cxx.path.display(),
+        cxx.target_args.iter().map(|a| format!(" {a}")).collect::<String>(),
         cxx.id,
         recipe.cmake,
         recipe.cxx_flags,
@@ -551,7 +590,8 @@ fn build_version(
         && std::fs::read_to_string(&stamp).ok().as_deref() == Some(key.as_str());
     if !up_to_date {
         let mut cfg = cmake::Config::new(core);
-        cfg.out_dir(&build_root)
+        cfg.init_cxx_cfg(core_build())
+            .out_dir(&build_root)
             .profile(CORE_PROFILE)
             .build_target(CORE_TARGET)
             .define("CMAKE_CXX_COMPILER", &cxx.path);
@@ -601,7 +641,8 @@ fn build_version(
     std::fs::create_dir_all(&include).map_err(|e| format!("create {}: {e}", include.display()))?;
     write_if_changed(&include.join("shim_caps.h"), caps::c_header().as_bytes())?;
 
-    let mut args: Vec<String> = vec![
+    let mut args: Vec<String> = cxx.target_args.clone();
+    args.extend([
         "-std=c++20".into(),
         "-O2".into(),
         "-fPIC".into(),
@@ -610,7 +651,7 @@ fn build_version(
         // Core is a CMake Release build (NDEBUG): inline header code must match it.
         "-DNDEBUG".into(),
         format!("-DMMKV_SHIM_VERSION={number}"),
-    ];
+    ]);
     args.extend(flags.iter().cloned());
     args.extend([
         format!("-I{}", shim.display()),

@@ -19,7 +19,7 @@ use crate::vocab::digest::PlanHasher;
 use crate::vocab::kind::StoreKind;
 use crate::vocab::pool::{default_jobs, run_in_order};
 use crate::vocab::SplitMix;
-use crate::writer::child::{run_watched, ChildExe, CHILD_TIMEOUT};
+use crate::writer::child::{child_timeout, run_watched, ChildExe};
 use crate::writer::{IoFailure, Kill, Plan, WriterSpec};
 
 /// What to run.
@@ -141,7 +141,7 @@ fn run_writer(
     spec: &WriterSpec,
 ) -> Result<(WriterEnd, Vec<IoFailure>)> {
     use std::os::unix::process::ExitStatusExt;
-    let child = run_watched(spec.command(exe, tag, dir), CHILD_TIMEOUT, None, true)?;
+    let child = run_watched(spec.command(exe, tag, dir), child_timeout(), None, true)?;
     let failures = child
         .lines
         .iter()

@@ -13,7 +13,7 @@ use crate::sides::reads::{OfficialOutcome, Reads};
 use crate::sides::sys::SysLib;
 use crate::vocab::kind::StoreKind;
 use crate::vocab::STORE_ID;
-use crate::writer::child::{run_watched, ChildExe, CHILD_TIMEOUT};
+use crate::writer::child::{child_timeout, run_watched, ChildExe};
 
 /// Strategy name on the command line and in reports.
 pub fn strategy_name(s: ErrorStrategy) -> &'static str {
@@ -86,7 +86,7 @@ pub fn spawn_reads(
     for (s, d) in runs {
         cmd.arg(format!("--{}", strategy_name(*s))).arg(d);
     }
-    let child = run_watched(cmd, CHILD_TIMEOUT, None, true)?;
+    let child = run_watched(cmd, child_timeout(), None, true)?;
     let mut lines = child.lines.iter();
     let mut out = Vec::new();
     for (s, _) in runs {

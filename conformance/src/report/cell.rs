@@ -24,7 +24,7 @@ use crate::sides::official::OfficialLib;
 use crate::sides::view::ReaderFactory;
 use crate::vocab::kind::StoreKind;
 use crate::vocab::merge::Merge;
-use crate::writer::child::{run_watched, ChildExe};
+use crate::writer::child::{run_watched, secs_from_env, ChildExe};
 
 /// The heartbeat line the child prints before each workload.
 pub const HEARTBEAT: &str = "workload";
@@ -36,13 +36,7 @@ pub const DEFAULT_WORKLOAD_TIMEOUT: u64 = 300;
 
 /// The per-workload timeout: `CONFORMANCE_WORKLOAD_TIMEOUT` seconds, else the default.
 pub fn workload_timeout() -> Duration {
-    Duration::from_secs(
-        std::env::var("CONFORMANCE_WORKLOAD_TIMEOUT")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .filter(|n| *n > 0)
-            .unwrap_or(DEFAULT_WORKLOAD_TIMEOUT),
-    )
+    secs_from_env("CONFORMANCE_WORKLOAD_TIMEOUT", DEFAULT_WORKLOAD_TIMEOUT)
 }
 
 /// What one cell runs.

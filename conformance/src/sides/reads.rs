@@ -20,7 +20,7 @@ pub enum OfficialOutcome {
     Failed(String),
     /// The child died (by signal, or exited abnormally) before reporting (description).
     Crashed(String),
-    /// The child did not finish within [`CHILD_TIMEOUT`].
+    /// The child did not finish within [`child_timeout`](crate::writer::child::child_timeout).
     Hung,
 }
 

@@ -16,9 +16,27 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 
-/// How long a one-shot child (a fault-suite writer or official read) may take before it is
-/// called hung and killed.
-pub const CHILD_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default of [`child_timeout`], in seconds.
+pub const DEFAULT_CHILD_TIMEOUT: u64 = 30;
+
+/// How long a one-shot child (a fault-suite writer or official read, a stepped writer's next
+/// call) may take before it is called hung and killed: `CONFORMANCE_CHILD_TIMEOUT` seconds,
+/// else [`DEFAULT_CHILD_TIMEOUT`] (ci/arm64-report.sh raises it under emulation).
+pub fn child_timeout() -> Duration {
+    secs_from_env("CONFORMANCE_CHILD_TIMEOUT", DEFAULT_CHILD_TIMEOUT)
+}
+
+/// The positive whole number of seconds in the environment variable `var`, else `default`
+/// seconds (the one parse of this crate's timeout variables).
+pub fn secs_from_env(var: &str, default: u64) -> Duration {
+    Duration::from_secs(
+        std::env::var(var)
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .filter(|n| *n > 0)
+            .unwrap_or(default),
+    )
+}
 
 /// The program children run: the `conformance` binary.
 #[derive(Debug, Clone, PartialEq, Eq)]

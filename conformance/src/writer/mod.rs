@@ -30,7 +30,7 @@ use crate::sides::official::{OfficialLib, OfficialStore};
 use crate::vocab::kind::{Features, ModeKind, StoreKind};
 use crate::vocab::value::{Value, ValueType};
 use crate::vocab::{le32, STORE_ID};
-use child::{run_watched, ChildExe, Line, Running, CHILD_TIMEOUT};
+use child::{child_timeout, run_watched, ChildExe, Line, Running};
 use mmkv_sys::io_faults::{self, IoCall, Schedule};
 
 /// Which op stream a writer performs (see [`plan`]).
@@ -570,7 +570,7 @@ pub fn finish(child: Running) -> Result<Done> {
 
 /// Parent side of a writer started with `spec.steps` ([`start`]): calls `at` after every
 /// official call (the writer waits meanwhile), then waits for the writer's end as [`finish`]
-/// does. A call later than [`CHILD_TIMEOUT`] kills the writer.
+/// does. A call later than [`child_timeout`] kills the writer.
 pub fn run_steps(mut child: Running, mut at: impl FnMut(Call) -> Result<()>) -> Result<Done> {
     let stop = |mut child: Running, why: String| {
         child.kill();
@@ -581,7 +581,7 @@ pub fn run_steps(mut child: Running, mut at: impl FnMut(Call) -> Result<()>) -> 
         )))
     };
     loop {
-        match child.next_line(CHILD_TIMEOUT) {
+        match child.next_line(child_timeout()) {
             Line::Line(l) => match Call::parse(&l) {
                 Some(call) => {
                     if let Err(e) = at(call) {
@@ -606,10 +606,10 @@ pub fn run_steps(mut child: Running, mut at: impl FnMut(Call) -> Result<()>) -> 
     }
 }
 
-/// Parent side of the fault plan: runs the writer under [`CHILD_TIMEOUT`]; `Ok(true)` when it
+/// Parent side of the fault plan: runs the writer under [`child_timeout`]; `Ok(true)` when it
 /// was killed as `spec.kill` asked, `Ok(false)` when it ran to its end.
 pub fn run_killed(exe: &ChildExe, tag: &str, dir: &Path, spec: &WriterSpec) -> Result<bool> {
-    let child = run_watched(spec.command(exe, tag, dir), CHILD_TIMEOUT, None, true)?;
+    let child = run_watched(spec.command(exe, tag, dir), child_timeout(), None, true)?;
     use std::os::unix::process::ExitStatusExt;
     match child.status {
         Some(st) if st.success() && spec.kill == Kill::Never => Ok(false),
