@@ -44,6 +44,7 @@ use conformance::differential::failures::load_repro;
 use conformance::differential::property::{
     check_migration, check_property, PropConfig, PropOutcome,
 };
+use conformance::differential::runner::run_workload;
 use conformance::differential::workload::{
     GenConfig, Op, Repro, Workload, PAST_EXPIRE, SHORT_EXPIRE,
 };
@@ -235,9 +236,11 @@ fn i32_decoded_as_u32_is_caught_and_shrunk() {
 fn clock_far_ahead_is_caught_and_shrunk() {
     let lib = newest_with(StoreKind::Expire);
     let reader = RealReader::with_clock(Arc::new(FixedClock(u32::MAX)));
+    // Expiry alone: the file-changing calls only lengthen the shrink.
     let gen = GenConfig {
         max_ops: 12,
         short_expire_weight: 0,
+        file_api: false,
         ..GenConfig::default()
     };
     let w = expect_failure(&lib, StoreKind::Expire, &reader, gen, 64, 256);
@@ -258,6 +261,7 @@ fn ignoring_expiry_is_caught_and_shrunk() {
         short_expire_weight: 0,
         past_expire_weight: 30,
         big_value_weight: 0,
+        file_api: false,
     };
     let ops = expect_failure(&lib, StoreKind::Expire, &reader, gen, 64, 256).ops;
     // Shrunk to one already-expired set, or (v1.3.0-v1.3.2 with seed 7, seen with all 50
@@ -288,6 +292,7 @@ fn ignoring_expiry_is_caught_with_a_one_second_expiry() {
         short_expire_weight: 100,
         past_expire_weight: 0,
         big_value_weight: 0,
+        file_api: false,
     };
     let ops = expect_failure(&lib, StoreKind::Expire, &reader, gen, 8, 12).ops;
     assert!(ops.len() <= 2, "not minimal: {ops:?}");
@@ -386,6 +391,44 @@ fn expire_flag_fixed_at_open_is_caught_by_toggling() {
             .any(|op| matches!(op, Op::EnableExpire { .. } | Op::DisableExpire)),
         "expected an expiry toggle: {ops:?}"
     );
+}
+
+#[test]
+fn restore_not_followed_is_caught() {
+    // restoreOneFromDirectory writes an older backup over the store without a full
+    // write-back: a long-lived reader that keeps its newer snapshot must be caught, on the
+    // reader of the store and not on the backup copy (which it reads right).
+    let lib = newest_with(StoreKind::Plain);
+    assert!(lib.features().backup_restore, "{}", lib.tag());
+    let set = |k: &str, v: i32| Op::Set {
+        key: k.into(),
+        value: Value::I32(v),
+        expire: None,
+    };
+    let ops = vec![
+        set("k0", 1),
+        set("k1", 2),
+        Op::Backup,
+        set("k0", 3),
+        set("k2", 4),
+        Op::Restore,
+    ];
+    let workload = Workload {
+        check_every: Some(1),
+        ..Workload::new(ops)
+    };
+    let real = run_workload(&lib, StoreKind::Plain, &workload, &RealReader::new()).expect("run");
+    assert!(real.passed(), "{}", real.diff_text());
+    assert_eq!(real.stats.backups_judged, 1, "{:?}", real.stats);
+    let reader = Broken {
+        name: "restore not followed",
+        bug: Bug::Stale(Stale::Restore),
+    };
+    let broken = run_workload(&lib, StoreKind::Plain, &workload, &reader).expect("run");
+    assert!(!broken.passed(), "{} was not caught", reader.name);
+    let diff = broken.diff_text();
+    assert!(diff.contains("after restore"), "{diff}");
+    assert!(!diff.contains("backup copy"), "{diff}");
 }
 
 #[test]

@@ -29,6 +29,7 @@ fn sleepy_cell(tag: &str, seed: u64) -> CellSpec {
             short_expire_weight: 1000,
             past_expire_weight: 0,
             big_value_weight: 0,
+            file_api: false,
         }),
     }
 }

@@ -13,7 +13,9 @@
 //! empties it, so a reKey right after leaves a removal record that no key reads), and
 //! `upstream-rekey-same-long-key.yaml` the cipher-stream restart of v1.1.0-v1.1.2, and
 //! `upstream-crypt-loader-zero-double.yaml` the encrypted loader of v1.2.0-v1.2.2 dropping a
-//! small value. A workload with continuations (`then:`, a migration) is replayed from every
+//! small value. `upstream-is-file-valid-zero-header.yaml` pins the static isFileValid of v2.4.0+
+//! calling every store with content invalid, and `file-changing-api.yaml` runs every
+//! file-changing call (each must run where the version has it). A workload with continuations (`then:`, a migration) is replayed from every
 //! built version of its pin's first range into every later built version:
 //! `upstream-v1.2.0-writeback-over-v1.1.yaml` pins v1.2.0's full write-back over a v1.1.x file.
 
@@ -170,6 +172,46 @@ fn saved_workloads_pass_on_every_built_version() {
                     "{tag}: {} must stop on its upstream bug exactly in {first}..={last}: {}",
                     file.display(),
                     outcome.diff_text()
+                );
+            }
+            let features = lib.features();
+            if file.ends_with("upstream-is-file-valid-zero-header.yaml") {
+                // Exactly the two checks of a store with content differ, on v2.4.0+ only.
+                let got = Tag::parse(tag).expect("tag");
+                let affected = got >= v(2, 4, 0);
+                let codes: Vec<_> = outcome
+                    .divergences
+                    .iter()
+                    .map(|d| d.exception.difference.code())
+                    .collect();
+                let want = if affected { 2 } else { 0 };
+                assert_eq!(
+                    codes,
+                    vec!["is-file-valid-zero-header"; want],
+                    "{tag}: isFileValid differs only on v2.4.0+: {}",
+                    outcome.diff_text()
+                );
+            }
+            if file.ends_with("file-changing-api.yaml") {
+                // The calls ran where the version has them (none is silently skipped).
+                let skipped = [
+                    !features.compare_before_set,
+                    !features.backup_restore,
+                    !features.backup_restore,
+                    !features.import_from,
+                    !features.remove_storage,
+                ];
+                let want = skipped.iter().filter(|s| **s).count() as u64;
+                assert_eq!(
+                    outcome.stats.unsupported_ops, want,
+                    "{tag}: skipped calls: {:?}",
+                    outcome.stats
+                );
+                assert_eq!(
+                    outcome.stats.backups_judged,
+                    u64::from(features.backup_restore),
+                    "{tag}: {:?}",
+                    outcome.stats
                 );
             }
             if file.ends_with("upstream-1351-encrypted-overwrite.yaml") {

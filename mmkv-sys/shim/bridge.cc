@@ -292,4 +292,45 @@ uint64_t ShimLibrary::io_fault_count(uint32_t call, bool failed) const {
     return failed ? faults->failed(call) : faults->made(call);
 }
 
+bool ShimLibrary::compare_before_set(size_t h, bool enable) const {
+    int ret = 0;
+    check(m_api->compare_before_set(ptr(h), enable ? 1 : 0, &ret),
+          enable ? "enableCompareBeforeSet" : "disableCompareBeforeSet");
+    return ret != 0;
+}
+bool ShimLibrary::lock(size_t h, int32_t op) const {
+    int ret = 0;
+    check(m_api->lock(ptr(h), op, &ret), op == 0 ? "lock" : op == 1 ? "unlock" : "try_lock");
+    return ret != 0;
+}
+bool ShimLibrary::backup_one(rust::Slice<const uint8_t> id, rust::Slice<const uint8_t> dst_dir,
+                             rust::Slice<const uint8_t> src_dir) const {
+    int ret = 0;
+    check(m_api->backup_one(id.data(), id.size(), dst_dir.data(), dst_dir.size(), src_dir.data(), src_dir.size(), &ret),
+          "backupOneToDirectory");
+    return ret != 0;
+}
+bool ShimLibrary::restore_one(rust::Slice<const uint8_t> id, rust::Slice<const uint8_t> src_dir,
+                              rust::Slice<const uint8_t> dst_dir) const {
+    int ret = 0;
+    check(m_api->restore_one(id.data(), id.size(), src_dir.data(), src_dir.size(), dst_dir.data(), dst_dir.size(), &ret),
+          "restoreOneFromDirectory");
+    return ret != 0;
+}
+bool ShimLibrary::is_file_valid(rust::Slice<const uint8_t> id, rust::Slice<const uint8_t> dir) const {
+    int ret = 0;
+    check(m_api->is_file_valid(id.data(), id.size(), dir.data(), dir.size(), &ret), "isFileValid");
+    return ret != 0;
+}
+bool ShimLibrary::remove_storage(rust::Slice<const uint8_t> id, rust::Slice<const uint8_t> dir) const {
+    int ret = 0;
+    check(m_api->remove_storage(id.data(), id.size(), dir.data(), dir.size(), &ret), "removeStorage");
+    return ret != 0;
+}
+uint64_t ShimLibrary::import_from(size_t h, size_t src) const {
+    uint64_t out = 0;
+    check(m_api->import_from(ptr(h), ptr(src), &out), "importFrom");
+    return out;
+}
+
 } // namespace mmkv_sys

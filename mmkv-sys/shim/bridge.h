@@ -81,6 +81,15 @@ public:
     // counter, another sets that call's rule; io_fault_count reads a call's counter.
     void set_io_fault(uint32_t call, uint64_t from, uint64_t count, int32_t err) const;
     uint64_t io_fault_count(uint32_t call, bool failed) const;
+    bool compare_before_set(size_t h, bool enable) const;
+    bool lock(size_t h, int32_t op) const;
+    bool backup_one(rust::Slice<const uint8_t> id, rust::Slice<const uint8_t> dst_dir,
+                    rust::Slice<const uint8_t> src_dir) const;
+    bool restore_one(rust::Slice<const uint8_t> id, rust::Slice<const uint8_t> src_dir,
+                     rust::Slice<const uint8_t> dst_dir) const;
+    bool is_file_valid(rust::Slice<const uint8_t> id, rust::Slice<const uint8_t> dir) const;
+    bool remove_storage(rust::Slice<const uint8_t> id, rust::Slice<const uint8_t> dir) const;
+    uint64_t import_from(size_t h, size_t src) const;
 
 private:
     void check(int rc, const char *what) const;

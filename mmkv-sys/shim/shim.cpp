@@ -179,6 +179,26 @@ concept HasConstCryptKeyOpen = requires(const std::string &id, const std::string
     M::mmkvWithID(id, MMKV_SINGLE_PROCESS, key, root);
 };
 
+template <class M>
+concept HasCompareBeforeSet = requires(M *m) {
+    { m->enableCompareBeforeSet() } -> std::same_as<bool>;
+    { m->disableCompareBeforeSet() } -> std::same_as<bool>;
+};
+
+template <class M>
+concept HasBackupRestore = requires(const std::string &id, const MMKVPath_t &dir, const MMKVPath_t *other) {
+    { M::backupOneToDirectory(id, dir, other) } -> std::same_as<bool>;
+    { M::restoreOneFromDirectory(id, dir, other) } -> std::same_as<bool>;
+};
+
+template <class M>
+concept HasRemoveStorage = requires(const std::string &id, MMKVPath_t *root) {
+    { M::removeStorage(id, root) } -> std::same_as<bool>;
+};
+
+template <class M>
+concept HasImportFrom = requires(M *m) { m->importFrom(m); };
+
 #if MMKV_SHIM_VERSION >= 20400
 template <class M>
 concept HasConfigOpen = requires(const std::string &id, const MMKVConfig &config) { M::mmkvWithID(id, config); };
@@ -202,6 +222,10 @@ constexpr uint64_t kCaps = (HasValueGetters<MMKV> ? MMKV_SHIM_CAP_HAS_VALUE_FLAG
                            (RemoveReturnsBool<MMKV> ? MMKV_SHIM_CAP_REMOVE_RETURNS_BOOL : 0) |
                            (HasGetBytesFlag<MMKV> ? MMKV_SHIM_CAP_GET_BYTES_FLAG : 0) |
                            (HasRekey<MMKV> ? MMKV_SHIM_CAP_REKEY : 0) |
+                           (HasCompareBeforeSet<MMKV> ? MMKV_SHIM_CAP_COMPARE_BEFORE_SET : 0) |
+                           (HasBackupRestore<MMKV> ? MMKV_SHIM_CAP_BACKUP_RESTORE : 0) |
+                           (HasRemoveStorage<MMKV> ? MMKV_SHIM_CAP_REMOVE_STORAGE : 0) |
+                           (HasImportFrom<MMKV> ? MMKV_SHIM_CAP_IMPORT_FROM : 0) |
                            (kErrorStrategy ? MMKV_SHIM_CAP_ERROR_STRATEGY : 0);
 
 // ---- lifecycle ----------------------------------------------------------------------------
@@ -253,6 +277,17 @@ M *openImpl(const std::string &id, MMKVMode mode, std::string *key, MMKVPath_t *
     }
 }
 
+// initializeMMKV(root) once per library (the static calls need Core's globals too).
+void ensureInitialized(const MMKVPath_t &root) {
+    std::call_once(g_initOnce, [&] {
+        // MMKV_SYS_LOG=1 turns the library's own logging on (to stderr), for debugging.
+        const char *log = std::getenv("MMKV_SYS_LOG");
+        MMKV::initializeMMKV(root, (log && *log && *log != '0') ? MMKVLogInfo : MMKVLogNone);
+        g_initPageSize.store(mmkv::DEFAULT_MMAP_SIZE, std::memory_order_release);
+        registerErrorHandler<MMKV>();
+    });
+}
+
 const char *lastError() {
     return g_lastError.c_str();
 }
@@ -276,13 +311,7 @@ int openStore(bytes_t dir, size_t dirLen, bytes_t id, size_t idLen, uint32_t mul
             return MMKV_SHIM_UNSUPPORTED;
         }
         MMKVPath_t root = bytes(dir, dirLen);
-        std::call_once(g_initOnce, [&] {
-            // MMKV_SYS_LOG=1 turns the library's own logging on (to stderr), for debugging.
-            const char *log = std::getenv("MMKV_SYS_LOG");
-            MMKV::initializeMMKV(root, (log && *log && *log != '0') ? MMKVLogInfo : MMKVLogNone);
-            g_initPageSize.store(mmkv::DEFAULT_MMAP_SIZE, std::memory_order_release);
-            registerErrorHandler<MMKV>();
-        });
+        ensureInitialized(root);
         std::string key = bytes(cryptKey, cryptKeyLen);
         MMKVMode mode = multi ? MMKV_MULTI_PROCESS : MMKV_SINGLE_PROCESS;
         MMKV *m = openImpl<MMKV>(bytes(id, idLen), mode, hasCryptKey ? &key : nullptr, &root, aes256 != 0);
@@ -731,6 +760,120 @@ int rekey(void *h, bytes_t key, size_t keyLen, int aes256, int *ret) {
     return guarded([&] { return rekeyImpl(as(h), bytes(key, keyLen), aes256, ret); });
 }
 
+// ---- the file-changing API (ABI 4) ------------------------------------------------------------
+
+template <class M>
+int compareBeforeSetImpl(M *m, int enable, int *ret) {
+    if constexpr (HasCompareBeforeSet<M>) {
+        *ret = (enable ? m->enableCompareBeforeSet() : m->disableCompareBeforeSet()) ? 1 : 0;
+        return MMKV_SHIM_OK;
+    } else {
+        (void) m, (void) enable, (void) ret;
+        return MMKV_SHIM_UNSUPPORTED;
+    }
+}
+
+int compareBeforeSet(void *h, int enable, int *ret) {
+    return guarded([&] { return compareBeforeSetImpl(as(h), enable, ret); });
+}
+
+int lockStore(void *h, int op, int *ret) {
+    return guarded([&] {
+        *ret = 1;
+        switch (op) {
+            case 0: as(h)->lock(); return MMKV_SHIM_OK;
+            case 1: as(h)->unlock(); return MMKV_SHIM_OK;
+            case 2: *ret = as(h)->try_lock() ? 1 : 0; return MMKV_SHIM_OK;
+            default: g_lastError = "unknown lock op"; return MMKV_SHIM_BAD_ARG;
+        }
+    });
+}
+
+// backupOneToDirectory (backup = true) or restoreOneFromDirectory: `to` / `from` are the
+// directories the files go to and come from.
+template <class M>
+int backupRestoreImpl(bool backup, const std::string &id, const MMKVPath_t &from, const MMKVPath_t &to, int *ret) {
+    if constexpr (HasBackupRestore<M>) {
+        ensureInitialized(backup ? from : to);
+        *ret = (backup ? M::backupOneToDirectory(id, to, &from) : M::restoreOneFromDirectory(id, from, &to)) ? 1 : 0;
+        return MMKV_SHIM_OK;
+    } else {
+        (void) backup, (void) id, (void) from, (void) to, (void) ret;
+        return MMKV_SHIM_UNSUPPORTED;
+    }
+}
+
+int backupOne(bytes_t id, size_t idLen, bytes_t dst, size_t dstLen, bytes_t src, size_t srcLen, int *ret) {
+    return guarded([&] {
+        if (idLen == 0 || dstLen == 0 || srcLen == 0) {
+            g_lastError = "empty directory or id";
+            return MMKV_SHIM_BAD_ARG;
+        }
+        return backupRestoreImpl<MMKV>(true, bytes(id, idLen), bytes(src, srcLen), bytes(dst, dstLen), ret);
+    });
+}
+
+int restoreOne(bytes_t id, size_t idLen, bytes_t src, size_t srcLen, bytes_t dst, size_t dstLen, int *ret) {
+    return guarded([&] {
+        if (idLen == 0 || dstLen == 0 || srcLen == 0) {
+            g_lastError = "empty directory or id";
+            return MMKV_SHIM_BAD_ARG;
+        }
+        return backupRestoreImpl<MMKV>(false, bytes(id, idLen), bytes(src, srcLen), bytes(dst, dstLen), ret);
+    });
+}
+
+int isFileValid(bytes_t id, size_t idLen, bytes_t dir, size_t dirLen, int *ret) {
+    return guarded([&] {
+        if (idLen == 0 || dirLen == 0) {
+            g_lastError = "empty directory or id";
+            return MMKV_SHIM_BAD_ARG;
+        }
+        MMKVPath_t root = bytes(dir, dirLen);
+        ensureInitialized(root);
+        *ret = MMKV::isFileValid(bytes(id, idLen), &root) ? 1 : 0;
+        return MMKV_SHIM_OK;
+    });
+}
+
+template <class M>
+int removeStorageImpl(const std::string &id, MMKVPath_t &root, int *ret) {
+    if constexpr (HasRemoveStorage<M>) {
+        ensureInitialized(root);
+        *ret = M::removeStorage(id, &root) ? 1 : 0;
+        return MMKV_SHIM_OK;
+    } else {
+        (void) id, (void) root, (void) ret;
+        return MMKV_SHIM_UNSUPPORTED;
+    }
+}
+
+int removeStorage(bytes_t id, size_t idLen, bytes_t dir, size_t dirLen, int *ret) {
+    return guarded([&] {
+        if (idLen == 0 || dirLen == 0) {
+            g_lastError = "empty directory or id";
+            return MMKV_SHIM_BAD_ARG;
+        }
+        MMKVPath_t root = bytes(dir, dirLen);
+        return removeStorageImpl<MMKV>(bytes(id, idLen), root, ret);
+    });
+}
+
+template <class M>
+int importFromImpl(M *m, M *src, uint64_t *out) {
+    if constexpr (HasImportFrom<M>) {
+        *out = m->importFrom(src);
+        return MMKV_SHIM_OK;
+    } else {
+        (void) m, (void) src, (void) out;
+        return MMKV_SHIM_UNSUPPORTED;
+    }
+}
+
+int importFrom(void *h, void *src, uint64_t *out) {
+    return guarded([&] { return importFromImpl(as(h), as(src), out); });
+}
+
 int setTestTime(int hasTime, int64_t secs) {
     if (hasTime && secs == kNoTestTime) {
         return MMKV_SHIM_BAD_ARG;
@@ -808,6 +951,13 @@ const mmkv_shim_api_t kApi = {
     setTestTime,
     setPageSize,
     initializedPageSize,
+    compareBeforeSet,
+    lockStore,
+    backupOne,
+    restoreOne,
+    isFileValid,
+    removeStorage,
+    importFrom,
 };
 
 } // namespace

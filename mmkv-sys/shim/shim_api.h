@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define MMKV_SHIM_ABI_VERSION 3u
+#define MMKV_SHIM_ABI_VERSION 4u
 
 // Status codes returned by every table function.
 #define MMKV_SHIM_OK 0
@@ -118,6 +118,24 @@ typedef struct mmkv_shim_api {
     int (*set_page_size)(size_t size);
     // The page size Core initialised with (its DEFAULT_MMAP_SIZE), 0 before the first open.
     size_t (*initialized_page_size)(void);
+
+    // ---- ABI 4: the file-changing API ----
+    // enable=1: enableCompareBeforeSet(), 0: disableCompareBeforeSet(); *ret = its bool.
+    int (*compare_before_set)(void *h, int enable, int *ret);
+    // lock() (op 0), unlock() (op 1), try_lock() (op 2, *ret = its bool; else *ret = 1).
+    int (*lock)(void *h, int op, int *ret);
+    // backupOneToDirectory(id, dst_dir, &src_dir) / restoreOneFromDirectory(id, src_dir,
+    // &dst_dir); *ret = the library's bool.
+    int (*backup_one)(bytes_t id, size_t id_len, bytes_t dst_dir, size_t dst_len, bytes_t src_dir, size_t src_len,
+                      int *ret);
+    int (*restore_one)(bytes_t id, size_t id_len, bytes_t src_dir, size_t src_len, bytes_t dst_dir, size_t dst_len,
+                       int *ret);
+    // The static isFileValid(id, &dir) / removeStorage(id, &dir); *ret = the library's bool.
+    // removeStorage closes an open instance of the store: callers close theirs first.
+    int (*is_file_valid)(bytes_t id, size_t id_len, bytes_t dir, size_t dir_len, int *ret);
+    int (*remove_storage)(bytes_t id, size_t id_len, bytes_t dir, size_t dir_len, int *ret);
+    // h->importFrom(src); *out = the number of keys it imported.
+    int (*import_from)(void *h, void *src, uint64_t *out);
 } mmkv_shim_api_t;
 
 typedef const mmkv_shim_api_t *(*mmkv_shim_api_fn)(uint32_t abi_version);

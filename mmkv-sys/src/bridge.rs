@@ -181,6 +181,23 @@ pub(crate) mod ffi {
             err: i32,
         ) -> Result<()>;
         fn io_fault_count(self: &ShimLibrary, call: u32, failed: bool) -> Result<u64>;
+        fn compare_before_set(self: &ShimLibrary, h: usize, enable: bool) -> Result<bool>;
+        fn lock(self: &ShimLibrary, h: usize, op: i32) -> Result<bool>;
+        fn backup_one(
+            self: &ShimLibrary,
+            id: &[u8],
+            dst_dir: &[u8],
+            src_dir: &[u8],
+        ) -> Result<bool>;
+        fn restore_one(
+            self: &ShimLibrary,
+            id: &[u8],
+            src_dir: &[u8],
+            dst_dir: &[u8],
+        ) -> Result<bool>;
+        fn is_file_valid(self: &ShimLibrary, id: &[u8], dir: &[u8]) -> Result<bool>;
+        fn remove_storage(self: &ShimLibrary, id: &[u8], dir: &[u8]) -> Result<bool>;
+        fn import_from(self: &ShimLibrary, h: usize, src: usize) -> Result<u64>;
     }
 }
 

@@ -220,6 +220,14 @@ pub struct Capabilities {
     /// [`Official::set_error_strategy`] can request `Recover` (`registerErrorHandler`, or
     /// `MMKVConfig::recover` in versions without it).
     pub error_strategy: bool,
+    /// `enableCompareBeforeSet` / `disableCompareBeforeSet` (v1.3.2+).
+    pub compare_before_set: bool,
+    /// `backupOneToDirectory` / `restoreOneFromDirectory` (v1.2.11+).
+    pub backup_restore: bool,
+    /// `removeStorage` (v1.3.3+).
+    pub remove_storage: bool,
+    /// `importFrom` (v2.2.1+).
+    pub import_from: bool,
 }
 
 impl Capabilities {
@@ -240,6 +248,10 @@ impl Capabilities {
             get_bytes_flag: ShimCap::GetBytesFlag.is_in(c),
             rekey: ShimCap::Rekey.is_in(c),
             error_strategy: ShimCap::ErrorStrategy.is_in(c),
+            compare_before_set: api.has(Feature::CompareBeforeSet),
+            backup_restore: api.has(Feature::BackupRestore),
+            remove_storage: api.has(Feature::RemoveStorage),
+            import_from: api.has(Feature::ImportFrom),
         }
     }
 }
@@ -498,6 +510,74 @@ impl Official {
             closed: false,
         })
     }
+
+    /// `backupOneToDirectory(id, to, &from)`: copies store `id` of folder `from` (both files)
+    /// into folder `to` (created if needed; the library's temporary copy is renamed there, so
+    /// `to` must be on the file system of its temporary folder). An instance of the store open
+    /// in this library is synced first. The library's bool (false: nothing to back up, or the
+    /// copy failed). v1.2.11+.
+    pub fn backup_one(&self, id: &str, from: &Path, to: &Path) -> Result<bool> {
+        if !self.lib.caps.backup_restore {
+            return Err(self.lib.unsupported("backupOneToDirectory"));
+        }
+        let (id, from, to) = static_args(id, from, to)?;
+        self.lib
+            .shim()
+            .backup_one(id, to, from)
+            .map_err(|e| self.lib.err(e))
+    }
+
+    /// `restoreOneFromDirectory(id, from, &to)`: writes the backup of store `id` in folder
+    /// `from` over store `id` of folder `to` (an instance open in this library reloads it).
+    /// The library's bool. v1.2.11+.
+    pub fn restore_one(&self, id: &str, from: &Path, to: &Path) -> Result<bool> {
+        if !self.lib.caps.backup_restore {
+            return Err(self.lib.unsupported("restoreOneFromDirectory"));
+        }
+        let (id, from, to) = static_args(id, from, to)?;
+        self.lib
+            .shim()
+            .restore_one(id, from, to)
+            .map_err(|e| self.lib.err(e))
+    }
+
+    /// The static `isFileValid(id, &dir)`: the library's verdict on the files of store `id`
+    /// (true when there is no data file).
+    pub fn is_file_valid(&self, id: &str, dir: &Path) -> Result<bool> {
+        let (id, dir, _) = static_args(id, dir, dir)?;
+        self.lib
+            .shim()
+            .is_file_valid(id, dir)
+            .map_err(|e| self.lib.err(e))
+    }
+
+    /// The static `removeStorage(id, &dir)`: deletes both files of store `id` (false when
+    /// neither exists). The library closes an instance of the store it has open, so close
+    /// every [`Instance`] of it first. v1.3.3+.
+    pub fn remove_storage(&self, id: &str, dir: &Path) -> Result<bool> {
+        if !self.lib.caps.remove_storage {
+            return Err(self.lib.unsupported("removeStorage"));
+        }
+        let (id, dir, _) = static_args(id, dir, dir)?;
+        self.lib
+            .shim()
+            .remove_storage(id, dir)
+            .map_err(|e| self.lib.err(e))
+    }
+}
+
+/// The byte forms of a static call's id and folders; empty ones are refused.
+fn static_args<'a>(
+    id: &'a str,
+    a: &'a Path,
+    b: &'a Path,
+) -> Result<(&'a [u8], &'a [u8], &'a [u8])> {
+    use std::os::unix::ffi::OsStrExt;
+    let (a, b) = (a.as_os_str().as_bytes(), b.as_os_str().as_bytes());
+    if id.is_empty() || a.is_empty() || b.is_empty() {
+        return Err(Error::InvalidArgument("empty store id or directory".into()));
+    }
+    Ok((id.as_bytes(), a, b))
 }
 
 /// One open store of one loaded version. Closed on drop (see the crate docs on sharing).
@@ -944,6 +1024,57 @@ impl Instance {
         }
         self.shim()
             .rekey(self.handle, key, aes256)
+            .map_err(|e| self.lib.err(e))
+    }
+
+    /// `enableCompareBeforeSet()` (`enable`) or `disableCompareBeforeSet()`: the library's
+    /// bool (false while key expiration or encryption is on). v1.3.2+.
+    pub fn compare_before_set(&self, enable: bool) -> Result<bool> {
+        if !self.lib.caps.compare_before_set {
+            return Err(self.lib.unsupported("enableCompareBeforeSet"));
+        }
+        self.shim()
+            .compare_before_set(self.handle, enable)
+            .map_err(|e| self.lib.err(e))
+    }
+
+    /// `lock()`: the store's inter-process exclusive lock (recursive; a no-op lock in
+    /// single-process mode).
+    pub fn lock(&self) -> Result<()> {
+        self.shim()
+            .lock(self.handle, 0)
+            .map(drop)
+            .map_err(|e| self.lib.err(e))
+    }
+
+    /// `unlock()`, after [`Instance::lock`] or a successful [`Instance::try_lock`].
+    pub fn unlock(&self) -> Result<()> {
+        self.shim()
+            .lock(self.handle, 1)
+            .map(drop)
+            .map_err(|e| self.lib.err(e))
+    }
+
+    /// `try_lock()`: the library's bool.
+    pub fn try_lock(&self) -> Result<bool> {
+        self.shim()
+            .lock(self.handle, 2)
+            .map_err(|e| self.lib.err(e))
+    }
+
+    /// `importFrom(src)`: copies every key of `src` (an instance of the same loaded version)
+    /// into this store; the number imported. v2.2.1+.
+    pub fn import_from(&self, src: &Instance) -> Result<u64> {
+        if !self.lib.caps.import_from {
+            return Err(self.lib.unsupported("importFrom"));
+        }
+        if !Arc::ptr_eq(&self.lib, &src.lib) {
+            return Err(Error::InvalidArgument(
+                "importFrom needs an instance of the same loaded version".into(),
+            ));
+        }
+        self.shim()
+            .import_from(self.handle, src.handle)
             .map_err(|e| self.lib.err(e))
     }
 

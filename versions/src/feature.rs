@@ -73,6 +73,15 @@ features! {
     /// (`safeExpirationPlusCurrentTime`, v2.4.1+, back-ported to v1.3.17); before, the u32 sum
     /// wraps, so a duration near `u32::MAX` gives an expire time in the past.
     SaturatingExpire = 16, "saturating_expire", api: false, "expire durations that overflow u32 saturate instead of wrapping to the past (v2.4.1+, v1.3.17)";
+    /// `enableCompareBeforeSet()` / `disableCompareBeforeSet()` (v1.3.2+; refused while key
+    /// expiration or encryption is on).
+    CompareBeforeSet = 17, "compare_before_set", api: true, "enableCompareBeforeSet / disableCompareBeforeSet (v1.3.2+)";
+    /// The static `backupOneToDirectory` / `restoreOneFromDirectory` (v1.2.11+).
+    BackupRestore = 18, "backup_restore", api: true, "backupOneToDirectory / restoreOneFromDirectory (v1.2.11+)";
+    /// The static `removeStorage(mmapID, rootDir)` (v1.3.3+).
+    RemoveStorage = 19, "remove_storage", api: true, "removeStorage(mmapID, rootDir) (v1.3.3+)";
+    /// `importFrom(MMKV *src)`: copies another store's keys in (v2.2.1+).
+    ImportFrom = 20, "import_from", api: true, "importFrom(MMKV *src) (v2.2.1+)";
 }
 
 impl Feature {

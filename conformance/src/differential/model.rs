@@ -16,7 +16,7 @@ enum Expect {
 }
 
 /// The runner's model of the store (see the module docs).
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Model {
     expect: BTreeMap<Vec<u8>, Expect>,
     /// The value last written to each key, while it is certainly still there.

@@ -45,17 +45,20 @@ use crate::differential::model::Model;
 use crate::differential::outcome::{Judged, RunOutcome};
 use crate::differential::stats::RunStats;
 use crate::differential::workload::{
-    touched_keys, Op, Repro, Workload, DEFAULT_CHECK_EVERY, SHORT_EXPIRE,
+    touched_keys, Entry, Op, Repro, Workload, DEFAULT_CHECK_EVERY, SHORT_EXPIRE,
 };
 use crate::error::{Error, Result};
 use crate::judge::compare::{
     ask_official, capture_reader, judge_reads, official_visible_keys, render_keys, Compared,
     Mismatch, ReaderReads, ReaderSide,
 };
+use crate::judge::crashing_calls::import_from_crashes;
 use crate::judge::exceptions::{accepted, v, Difference, Exception, Scope};
 use crate::judge::process_hold::hold_process;
-use crate::judge::recognise::{inline_misload, writeback_clobbered, RegionStart, StoreFiles};
-use crate::sides::official::{OfficialLib, OfficialStore};
+use crate::judge::recognise::{
+    file_valid_zero_header, inline_misload, writeback_clobbered, RegionStart, StoreFiles,
+};
+use crate::sides::official::{LockCall, OfficialLib, OfficialStore};
 use crate::sides::view::{ReaderFactory, ReaderView};
 use crate::vocab::clock::{now_secs, official_now_secs, sleep_until_secs};
 use crate::vocab::kind::{ModeKind, StoreKind};
@@ -143,6 +146,7 @@ pub fn run_steps(
         crypt_key: kind.crypt_key().map(<[u8]>::to_vec),
         aes256: kind.aes256(),
         expire: kind.key_expire().then_some(workload.default_expire),
+        compare_before_set: false,
     };
     let official = open_official(first.lib, dir.path(), &id, &config)?;
     let mut r = Runner {
@@ -159,6 +163,9 @@ pub fn run_steps(
         model: Model::default(),
         last_short: None,
         takeover: None,
+        locks: 0,
+        backup: None,
+        imports: 0,
     };
     r.open_long_lived();
     let every = workload.check_every.unwrap_or(DEFAULT_CHECK_EVERY).max(1);
@@ -187,6 +194,7 @@ pub fn run_steps(
     if !r.judged.lost {
         r.check("end", true)?;
     }
+    r.release_locks()?;
     r.official.close()?;
     r.retire_long_lived();
     Ok(RunOutcome {
@@ -208,6 +216,9 @@ struct Config {
     aes256: bool,
     /// `Some(default duration)` while `enableAutoKeyExpire` is in effect.
     expire: Option<u32>,
+    /// `enableCompareBeforeSet` succeeded last (asked again at every open; the library
+    /// refuses it while expiration or encryption is on).
+    compare_before_set: bool,
 }
 
 fn open_official(
@@ -228,7 +239,25 @@ fn open_official(
             store.enable_key_expire(default)?;
         }
     }
+    if config.compare_before_set {
+        store.compare_before_set(true)?;
+    }
     Ok(store)
+}
+
+/// The folder the backups of a run go to is made in `P_tmpdir` (glibc: `/tmp`): the
+/// library copies each file to a temporary file there and renames it into the backup
+/// folder, and before v1.3.12 a rename across file systems fails the backup.
+const LIBRARY_TMPDIR: &str = "/tmp";
+
+/// The last backup of a run: where it is and what the store held then.
+struct Backup {
+    dir: tempfile::TempDir,
+    /// The model when the backup was taken (a restore brings it back).
+    model: Model,
+    crypt_key: Option<Vec<u8>>,
+    aes256: bool,
+    expire: bool,
 }
 
 /// One run in progress: the official instance and the readers it is compared with.
@@ -252,6 +281,12 @@ struct Runner<'a> {
     /// The region start as the previous version left the files when the current one took
     /// them over.
     takeover: Option<RegionStart>,
+    /// `lock()`s (and successful `try_lock()`s) not yet unlocked.
+    locks: u32,
+    /// The last backup (`Op::Backup`).
+    backup: Option<Backup>,
+    /// `importFrom` sources made so far (each op imports from a new store).
+    imports: u32,
 }
 
 /// Why an unaccepted upstream difference fails: no row covers it.
@@ -328,7 +363,17 @@ impl<'a> Runner<'a> {
         }
     }
 
+    /// Unlocks every lock the workload still holds (before the instance closes).
+    fn release_locks(&mut self) -> Result<()> {
+        while self.locks > 0 {
+            self.official.lock(LockCall::Unlock)?;
+            self.locks -= 1;
+        }
+        Ok(())
+    }
+
     fn reopen_official(&mut self) -> Result<()> {
+        self.release_locks()?;
         self.official.close()?;
         self.official = open_official(self.lib, &self.dir, &self.id, &self.config)?;
         Ok(())
@@ -341,6 +386,7 @@ impl<'a> Runner<'a> {
             return Ok(());
         }
         let before = official_visible_keys(self.official.as_mut())?;
+        self.release_locks()?;
         self.official.close()?;
         let older = Tag::parse(lib.tag()) < Tag::parse(self.lib.tag());
         let from = self.lib.tag().to_string();
@@ -457,6 +503,41 @@ impl<'a> Runner<'a> {
                 }
             }
             Op::Trim => self.official.trim()?,
+            Op::Sync { asynchronous } => {
+                if *asynchronous {
+                    self.official.sync_async()?
+                } else {
+                    self.official.sync()?
+                }
+            }
+            Op::ClearMemoryCache => self.official.clear_memory_cache()?,
+            Op::Lock => {
+                self.official.lock(LockCall::Lock)?;
+                self.locks += 1;
+            }
+            Op::TryLock => {
+                if self.official.lock(LockCall::TryLock)? {
+                    self.locks += 1;
+                }
+            }
+            Op::Unlock => {
+                if self.locks == 0 {
+                    self.stats.unsupported_ops += 1;
+                } else {
+                    self.official.lock(LockCall::Unlock)?;
+                    self.locks -= 1;
+                }
+            }
+            Op::CompareBeforeSet { enable } => match self.official.compare_before_set(*enable)? {
+                None => self.stats.unsupported_ops += 1,
+                Some(true) => self.config.compare_before_set = *enable,
+                Some(false) => {}
+            },
+            Op::Backup => self.backup()?,
+            Op::Restore => self.restore()?,
+            Op::IsFileValid => self.is_file_valid()?,
+            Op::RemoveStorage => self.remove_storage()?,
+            Op::ImportFrom { entries } => self.import_from(entries)?,
             Op::Reopen => self.reopen_official()?,
             Op::WaitExpiry => self.wait_short_expiry(),
             Op::EnableExpire { default_expire } => {
@@ -527,6 +608,175 @@ impl<'a> Runner<'a> {
                     }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// `Op::Backup`: the store into a new backup folder; the reader is then judged on the
+    /// copy as on the store (against the same version opening the copy).
+    fn backup(&mut self) -> Result<()> {
+        if !self.lib.features().backup_restore {
+            self.stats.unsupported_ops += 1;
+            return Ok(());
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("conformance-backup-")
+            .tempdir_in(LIBRARY_TMPDIR)
+            .map_err(|e| Error::io(PathBuf::from(LIBRARY_TMPDIR), e))?;
+        self.official.sync()?;
+        if self.lib.backup_one(&self.id, &self.dir, dir.path())? != Some(true) {
+            return Ok(());
+        }
+        self.judge_backup(dir.path())?;
+        self.backup = Some(Backup {
+            dir,
+            model: self.model.clone(),
+            crypt_key: self.config.crypt_key.clone(),
+            aes256: self.config.aes256,
+            expire: self.config.expire.is_some(),
+        });
+        Ok(())
+    }
+
+    /// A fresh reader on the backup copy in `dir`, compared with the version's own instance
+    /// of the copy (and with the expire times the writer set).
+    fn judge_backup(&mut self, dir: &Path) -> Result<()> {
+        let stage = format!("{}: backup copy", self.lib.tag());
+        let getters = self.lib.features().getters();
+        let scope = self.scope();
+        let path = dir.join(&self.id);
+        let reads = self
+            .reader
+            .open(&path, self.config.crypt_key.as_deref(), self.config.aes256)
+            .map(|v| capture_reader(v.as_ref(), &self.keys, &getters))
+            .map_err(|e| open_error(ReaderSide::Fresh, e));
+        self.count(&reads);
+        let mut copy = open_official(self.lib, dir, &self.id, &self.config)?;
+        let mismatches = match &reads {
+            Err(m) => vec![m.clone()],
+            Ok(r) => {
+                let answers = ask_official(copy.as_mut(), &self.lib.features(), [r], &getters)?;
+                let mut ms = judge_reads(&answers, &scope, r, &getters);
+                ms.extend(self.model.check_expire(r).1);
+                ms
+            }
+        };
+        copy.close()?;
+        for m in mismatches {
+            self.judged.record(stage.clone(), m, None, None);
+        }
+        self.stats.backups_judged += 1;
+        Ok(())
+    }
+
+    /// `Op::Restore`: the last backup over the store, then a check with a reopen. Skipped
+    /// without a backup, or when the key or expiration changed since (the copy would not be
+    /// the store the instance is configured for).
+    fn restore(&mut self) -> Result<()> {
+        let same = self.backup.as_ref().is_some_and(|b| {
+            b.crypt_key == self.config.crypt_key
+                && b.aes256 == self.config.aes256
+                && b.expire == self.config.expire.is_some()
+        });
+        let Some(backup) = self.backup.as_ref().filter(|_| same) else {
+            self.stats.unsupported_ops += 1;
+            return Ok(());
+        };
+        self.official.sync()?;
+        let from = backup.dir.path().to_path_buf();
+        let model = backup.model.clone();
+        if self.lib.restore_one(&self.id, &from, &self.dir)? != Some(true) {
+            return Ok(());
+        }
+        self.model = model;
+        self.check(&format!("{}: after restore", self.lib.tag()), true)
+    }
+
+    /// `Op::IsFileValid`: the official verdict against the reader's (it reads the store, or
+    /// there is no data file, which isFileValid calls valid).
+    fn is_file_valid(&mut self) -> Result<()> {
+        self.official.sync()?;
+        let official = self.lib.is_file_valid(&self.id, &self.dir)?;
+        let path = self.path();
+        let opened = self.open_reader();
+        let reader = opened.is_ok() || !path.exists();
+        if official == reader {
+            return Ok(());
+        }
+        let said = |valid: bool| if valid { "valid" } else { "invalid" };
+        let reader_text = match &opened {
+            Ok(v) => format!("{} (reads {} keys)", said(reader), v.count()),
+            Err(e) => format!("{} ({e})", said(reader)),
+        };
+        let m = Mismatch::new(None, Compared::FileValid, said(official), reader_text);
+        let exception = file_valid_zero_header(&self.scope(), &path, official, reader);
+        let stage = format!("{}: isFileValid", self.lib.tag());
+        self.judged.record(stage, m, exception, Some(UNLISTED));
+        Ok(())
+    }
+
+    /// `Op::RemoveStorage`: closes the instance, removes the store, judges that the reader
+    /// finds no store, and opens it again (a new, empty store; a new long-lived reader).
+    fn remove_storage(&mut self) -> Result<()> {
+        if !self.lib.features().remove_storage {
+            self.stats.unsupported_ops += 1;
+            return Ok(());
+        }
+        self.release_locks()?;
+        self.official.close()?;
+        let removed = self.lib.remove_storage(&self.id, &self.dir)? == Some(true);
+        if removed {
+            if let Ok(v) = self.open_reader() {
+                let reader = format!("opened, {} keys", v.count());
+                let m = Mismatch::new(None, Compared::StoreRemoved, "no store", reader);
+                let stage = format!("{}: removeStorage", self.lib.tag());
+                self.judged.record(stage, m, None, None);
+            }
+            self.model.clear();
+            self.retire_long_lived();
+            self.stats.long_lived_replaced += 1;
+        }
+        self.official = open_official(self.lib, &self.dir, &self.id, &self.config)?;
+        if removed {
+            self.open_long_lived();
+        }
+        Ok(())
+    }
+
+    /// `Op::ImportFrom`: a new plaintext store holding `entries`, imported into the store.
+    fn import_from(&mut self, entries: &[Entry]) -> Result<()> {
+        let crashes = import_from_crashes(
+            self.scope().version,
+            self.config.crypt_key.is_some(),
+            self.config.expire.is_some(),
+        );
+        if !self.lib.features().import_from || crashes.is_some() {
+            self.stats.unsupported_ops += 1;
+            return Ok(());
+        }
+        self.imports += 1;
+        let src = format!("{}-import-{}", self.id, self.imports);
+        let pairs: Vec<(&[u8], &crate::vocab::value::Value)> = entries
+            .iter()
+            .map(|e| (e.key.0.as_slice(), &e.value))
+            .collect();
+        let t0 = now_secs();
+        let imported = self.official.import_from(&self.dir, &src, &pairs)?;
+        let t1 = now_secs();
+        if imported.is_none() {
+            self.stats.unsupported_ops += 1;
+            return Ok(());
+        }
+        // The source holds the last value given to each key (the library refuses the empty
+        // key); each gets the store's default expire duration.
+        let mut last = BTreeMap::new();
+        for e in entries.iter().filter(|e| !e.key.0.is_empty()) {
+            last.insert(e.key.0.as_slice(), &e.value);
+        }
+        let saturating = self.lib.features().saturating_expire;
+        for (key, value) in last {
+            self.model
+                .set(key, value, self.config.expire, (t0, t1), saturating);
         }
         Ok(())
     }

@@ -27,6 +27,9 @@ pub struct RunStats {
     pub long_lived_replaced: u64,
     /// Switches of the writing version (migration) that were checked.
     pub version_switches: u64,
+    /// Backup copies (`backupOneToDirectory`) the reader was judged on.
+    #[serde(default)]
+    pub backups_judged: u64,
 }
 
 /// [`ReloadStats`] that can be summed.
@@ -51,4 +54,5 @@ impl ReloadCounts {
 
 merge_fields!(ReloadCounts: full, partial, failed);
 merge_fields!(RunStats: ops, unsupported_ops, rejected_sets, checks, keys_compared,
-    reads_compared, expire_checked, long_lived, long_lived_replaced, version_switches);
+    reads_compared, expire_checked, long_lived, long_lived_replaced, version_switches,
+    backups_judged);

@@ -155,6 +155,51 @@ pub enum Op {
     DisableExpire,
     /// `reKey(key[, aes256])`: encrypt, decrypt or change the key.
     Rekey(Crypt),
+    /// `sync(MMKV_SYNC)`, or with `asynchronous` `sync(MMKV_ASYNC)`.
+    Sync {
+        /// `MMKV_ASYNC` (msync without waiting).
+        #[serde(default)]
+        asynchronous: bool,
+    },
+    /// `clearMemoryCache()`: the next access loads the files again.
+    ClearMemoryCache,
+    /// `lock()`: the store's inter-process lock (held until `Unlock`; the runner releases
+    /// what is still held before it closes the instance).
+    Lock,
+    /// `try_lock()` (held like `Lock` when it succeeds).
+    TryLock,
+    /// `unlock()` of a held lock (skipped when none is held).
+    Unlock,
+    /// `enableCompareBeforeSet()` or, with `enable: false`, `disableCompareBeforeSet()`
+    /// (v1.3.2+; both refused while expiration or encryption is on). Held across reopens.
+    CompareBeforeSet {
+        /// Enable (else disable).
+        enable: bool,
+    },
+    /// `backupOneToDirectory` of the store into the run's backup folder (v1.2.11+); the
+    /// reader is then judged on the backup copy as on the store.
+    Backup,
+    /// `restoreOneFromDirectory` of the last backup over the store (v1.2.11+; skipped when
+    /// there is none, or the store's key or expiration changed since).
+    Restore,
+    /// `isFileValid(id, dir)`: the official verdict on the files, judged against the reader's.
+    IsFileValid,
+    /// Close, `removeStorage(id, dir)` (v1.3.3+), judge "no store", then open again (empty).
+    RemoveStorage,
+    /// `importFrom(src)` (v2.2.1+): `src` is a new plaintext store given `entries` first.
+    ImportFrom {
+        /// The source store's keys and values.
+        entries: Vec<Entry>,
+    },
+}
+
+/// One key and value (of an `ImportFrom` source).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// The key.
+    pub key: Key,
+    /// The value.
+    pub value: Value,
 }
 
 impl Op {
@@ -163,6 +208,7 @@ impl Op {
         match self {
             Op::Set { key, .. } | Op::Remove { key } => vec![key],
             Op::RemoveKeys { keys } => keys.iter().collect(),
+            Op::ImportFrom { entries } => entries.iter().map(|e| &e.key).collect(),
             _ => Vec::new(),
         }
     }
@@ -267,6 +313,14 @@ pub struct GenConfig {
     pub past_expire_weight: u32,
     /// Relative weight (out of ~100) of big values (1-8 KB) among set values.
     pub big_value_weight: u32,
+    /// Generate the file-changing calls too (sync, clearMemoryCache, locks, compare-before-set,
+    /// backup/restore, isFileValid, removeStorage, importFrom), where the version has them.
+    #[serde(default = "file_api_default")]
+    pub file_api: bool,
+}
+
+fn file_api_default() -> bool {
+    true
 }
 
 impl Default for GenConfig {
@@ -276,6 +330,7 @@ impl Default for GenConfig {
             short_expire_weight: 1,
             past_expire_weight: 8,
             big_value_weight: 8,
+            file_api: true,
         }
     }
 }
@@ -568,7 +623,57 @@ pub fn op_strategy(kind: StoreKind, features: Features, cfg: GenConfig) -> Boxed
     if kind.key_expire() && cfg.short_expire_weight > 0 {
         choices.push((1, Just(Op::WaitExpiry).boxed()));
     }
+    if cfg.file_api {
+        choices.extend(file_api_ops(features, cfg));
+    }
     prop::strategy::Union::new_weighted(choices).boxed()
+}
+
+/// The file-changing calls `features` has, with their weights (out of ~130 for one op).
+fn file_api_ops(features: Features, cfg: GenConfig) -> Vec<(u32, BoxedStrategy<Op>)> {
+    let mut choices: Vec<(u32, BoxedStrategy<Op>)> = Vec::new();
+    choices.extend([
+        (
+            2,
+            any::<bool>()
+                .prop_map(|asynchronous| Op::Sync { asynchronous })
+                .boxed(),
+        ),
+        (2, Just(Op::ClearMemoryCache).boxed()),
+        (1, Just(Op::Lock).boxed()),
+        (1, Just(Op::TryLock).boxed()),
+        (2, Just(Op::Unlock).boxed()),
+        (1, Just(Op::IsFileValid).boxed()),
+    ]);
+    if features.compare_before_set {
+        choices.push((
+            3,
+            proptest::bool::weighted(0.8)
+                .prop_map(|enable| Op::CompareBeforeSet { enable })
+                .boxed(),
+        ));
+    }
+    if features.backup_restore {
+        choices.push((2, Just(Op::Backup).boxed()));
+        choices.push((2, Just(Op::Restore).boxed()));
+    }
+    if features.remove_storage {
+        choices.push((1, Just(Op::RemoveStorage).boxed()));
+    }
+    if features.import_from {
+        let entry = (
+            prop::sample::select(key_pool()),
+            value_strategy(features, cfg),
+        )
+            .prop_map(|(key, value)| Entry { key, value });
+        choices.push((
+            2,
+            prop::collection::vec(entry, 0..4)
+                .prop_map(|entries| Op::ImportFrom { entries })
+                .boxed(),
+        ));
+    }
+    choices
 }
 
 /// Whole workloads for a store of `kind` on a version with `features`.
@@ -677,6 +782,10 @@ mod tests {
             count_filter_expire: true,
             bytes_flag: true,
             saturating_expire: false,
+            compare_before_set: true,
+            backup_restore: true,
+            remove_storage: true,
+            import_from: true,
         }
     }
 

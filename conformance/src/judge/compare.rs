@@ -56,6 +56,10 @@ pub enum Compared {
     OfficialKeysAcrossReopen,
     /// The official key set before and after a `reKey` that rewrote the files.
     OfficialKeysAcrossRekey,
+    /// The static `isFileValid` against the reader's verdict (a fresh reader opens the files).
+    FileValid,
+    /// The store after `removeStorage` reported it removed: the reader must find none.
+    StoreRemoved,
     /// Two forms of one reader result (`of`) that disagree.
     ReaderForms {
         /// What both forms read.
@@ -91,6 +95,8 @@ impl fmt::Display for Compared {
                 f.write_str("official key set across close/reopen")
             }
             Compared::OfficialKeysAcrossRekey => f.write_str("official key set across reKey"),
+            Compared::FileValid => f.write_str("isFileValid"),
+            Compared::StoreRemoved => f.write_str("store after removeStorage"),
             Compared::ReaderForms { of, first, other } => {
                 write!(f, "{of}: reader {first} vs reader {other}")
             }

@@ -60,6 +60,10 @@ pub enum Difference {
     /// Fault suite: an encrypted value over 256 bytes behind a non-minimal length varint,
     /// which `CodedInputDataCrypt::readData` decrypts wrong.
     CryptOverlongLength,
+    /// The static `isFileValid` reports a store invalid that the reader (and the library's
+    /// own load) reads: it checks the CRC over the data file's old-style size, which v2.4.0+
+    /// no longer write ([`crate::judge::recognise::file_valid_zero_header`]).
+    IsFileValidZeroHeader,
 }
 
 impl Difference {
@@ -111,6 +115,9 @@ impl Difference {
             Difference::CryptOverlongLength => {
                 "encrypted store, value > 256 bytes behind a non-minimal length varint: official v1.2.0+ rewind their AES state by the minimal varint width and decrypt the value wrong; the reader reads the stored value"
             }
+            Difference::IsFileValidZeroHeader => {
+                "the static isFileValid reports a non-empty store invalid that the reader and the library's own load read"
+            }
         }
     }
 
@@ -133,6 +140,7 @@ impl Difference {
             Difference::ShortExpireValue => "short-expire-value",
             Difference::SpeciousMetaV6 => "specious-meta-v6",
             Difference::CryptOverlongLength => "crypt-overlong-length",
+            Difference::IsFileValidZeroHeader => "is-file-valid-zero-header",
         }
     }
 
@@ -378,6 +386,14 @@ pub const TABLE: &[Exception] = &[
         configs: Configs::Encrypted,
         why: "the reader decrypts the region as one stream and reads the stored value; no official writer writes a non-minimal varint. Fault suite only: accepted when the keys whose live value of 257+ bytes sits behind a non-minimal varint are exactly the ones that differ, and only in their values",
     },
+    Exception {
+        difference: Difference::IsFileValidZeroHeader,
+        reference: "API: static MMKV::isFileValid reads the data file's first 4 bytes as the size, which v2.4.0 stopped writing (zero_header_size)",
+        first: v(2, 4, 0),
+        last: None,
+        configs: Configs::All,
+        why: "isFileValid computes the CRC over as many bytes as the data file's first 4 bytes say; v2.4.0+ no longer write them (the size lives in the meta file: they stay 0, or what an older version last wrote), so it compares the CRC of the wrong bytes with the meta's digest. Accepted only when the official says invalid, the reader reads the store, those 4 bytes are not the meta's actual size and the CRC over them differs from the meta's digest",
+    },
 ];
 
 /// The row that accepts `difference` in `scope`, if any. Asking counts no use: the places
@@ -486,6 +502,10 @@ mod tests {
         // Defaults for absent scalars: before the has-value flag of v1.2.13.
         (D::DefaultForAbsentScalar, "v1.2.12", false, true, true),
         (D::DefaultForAbsentScalar, "v1.2.13", false, false, false),
+        // isFileValid over the zero old-style size: v2.4.0 and later, every configuration.
+        (D::IsFileValidZeroHeader, "v2.4.0", false, false, true),
+        (D::IsFileValidZeroHeader, "v2.4.2", true, true, true),
+        (D::IsFileValidZeroHeader, "v2.3.0", false, false, false),
     ];
 
     #[test]

@@ -8,9 +8,11 @@
 //! - [`recognise`]: the precise check behind each row;
 //! - [`state`]: the verdict on one damaged state of the fault suite;
 //! - [`process_hold`]: runs of the versions that lose their process lock hold the process
-//!   alone.
+//!   alone;
+//! - [`crashing_calls`]: calls the runner skips because the official version crashes in them.
 
 pub mod compare;
+pub mod crashing_calls;
 pub mod exceptions;
 pub mod process_hold;
 pub mod recognise;

@@ -487,6 +487,37 @@ pub fn inline_misload(
     Some((exception, keys))
 }
 
+/// The row that explains an `isFileValid` of `false` on the store whose data file is `path`,
+/// when the reader reads the store (`reader_reads`): the table lists
+/// [`Difference::IsFileValidZeroHeader`] for `scope`, the data file's first 4 bytes (the
+/// old-style size isFileValid sums the CRC over) are not the meta's actual size (v2.4.0+ leave
+/// them 0, or as an older version last wrote them), and the check isFileValid makes over them
+/// fails: the CRC of that many bytes differs from the meta's digest (or they exceed the file).
+/// `None` otherwise.
+pub fn file_valid_zero_header(
+    scope: &Scope,
+    path: &Path,
+    official_valid: bool,
+    reader_reads: bool,
+) -> Option<&'static Exception> {
+    let row = accepted(Difference::IsFileValidZeroHeader, scope)?;
+    if official_valid || !reader_reads {
+        return None;
+    }
+    let data = std::fs::read(path).ok()?;
+    let meta = std::fs::read(mmkv_reader::meta_path(path)).ok()?;
+    let meta = mmkv_reader::meta::MetaInfo::parse(&meta).ok()?;
+    let header = le32(&data, 0);
+    if data.len() < 4 || header == meta.actual_size {
+        return None;
+    }
+    let checked = usize::try_from(header)
+        .ok()
+        .and_then(|n| data.get(4..4 + n));
+    let fails = checked.is_none_or(|region| crc32fast::hash(region) != meta.crc_digest);
+    fails.then_some(row)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

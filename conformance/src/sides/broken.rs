@@ -129,6 +129,7 @@ impl Bug {
         ("stale-encrypted-append", Bug::Stale(Stale::EncryptedAppend)),
         ("stale-expire-flag", Bug::Stale(Stale::ExpireFlag)),
         ("stale-meta-upgrade", Bug::Stale(Stale::MetaUpgrade)),
+        ("stale-restore", Bug::Stale(Stale::Restore)),
         ("store-len-off-by-one", Bug::Form(FormBug::StoreLenOffByOne)),
         (
             "store-keys-drop-last",
@@ -182,6 +183,9 @@ pub enum Stale {
     /// The store was opened with a meta version before 4 (v1.2 and older) and the meta now
     /// has version 4 (written by v1.3.0+: the flags field).
     MetaUpgrade,
+    /// The data region shrank without a full write-back (same meta sequence): what
+    /// `restoreOneFromDirectory` of an older backup leaves.
+    Restore,
 }
 
 /// A bug in one form of a reader result (a `Store`-level getter, a listing, `raw_value`,
@@ -319,6 +323,10 @@ impl StaleView {
             }
             Stale::ExpireFlag => snap.meta().flags & 1 != self.opened.meta().flags & 1,
             Stale::MetaUpgrade => self.opened.meta().version < 4 && snap.meta().version >= 4,
+            Stale::Restore => {
+                let (now, served) = (snap.meta(), g.0.meta());
+                now.sequence == served.sequence && now.actual_size < served.actual_size
+            }
         };
         if !stuck {
             g.0 = snap;

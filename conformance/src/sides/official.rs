@@ -27,6 +27,27 @@ pub trait OfficialLib: Sync {
         crypt_key: Option<&[u8]>,
         aes256: bool,
     ) -> Result<Box<dyn OfficialStore>>;
+    /// `backupOneToDirectory(id, to, &from)`: the library's bool; `Ok(None)` when the version
+    /// lacks it (before v1.2.11).
+    fn backup_one(&self, id: &str, from: &Path, to: &Path) -> Result<Option<bool>>;
+    /// `restoreOneFromDirectory(id, from, &to)`: as [`OfficialLib::backup_one`].
+    fn restore_one(&self, id: &str, from: &Path, to: &Path) -> Result<Option<bool>>;
+    /// The static `isFileValid(id, &dir)`.
+    fn is_file_valid(&self, id: &str, dir: &Path) -> Result<bool>;
+    /// The static `removeStorage(id, &dir)` (close every instance of the store first);
+    /// `Ok(None)` when the version lacks it (before v1.3.3).
+    fn remove_storage(&self, id: &str, dir: &Path) -> Result<Option<bool>>;
+}
+
+/// `lock()`, `unlock()` or `try_lock()` of an instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockCall {
+    /// `lock()`.
+    Lock,
+    /// `unlock()`.
+    Unlock,
+    /// `try_lock()`.
+    TryLock,
 }
 
 /// One open official instance.
@@ -51,6 +72,24 @@ pub trait OfficialStore {
     fn trim(&mut self) -> Result<()>;
     /// `sync(MMKV_SYNC)`.
     fn sync(&mut self) -> Result<()>;
+    /// `sync(MMKV_ASYNC)`.
+    fn sync_async(&mut self) -> Result<()>;
+    /// `clearMemoryCache()`: the next access loads the files again.
+    fn clear_memory_cache(&mut self) -> Result<()>;
+    /// `lock()` / `unlock()` / `try_lock()`: `try_lock`'s bool, true for the others.
+    fn lock(&mut self, call: LockCall) -> Result<bool>;
+    /// `enableCompareBeforeSet()` (`enable`) or `disableCompareBeforeSet()`: the library's
+    /// bool; `Ok(None)` when the version lacks them (before v1.3.2).
+    fn compare_before_set(&mut self, enable: bool) -> Result<Option<bool>>;
+    /// `importFrom(src)`, `src` being store `id` of `dir` opened plaintext single-process by
+    /// the same version and given `entries` first: the number it imported; `Ok(None)` when the
+    /// version lacks it (before v2.2.1).
+    fn import_from(
+        &mut self,
+        dir: &Path,
+        id: &str,
+        entries: &[(&[u8], &Value)],
+    ) -> Result<Option<u64>>;
     /// The official getter of type `ty` (`None` = no value / has-value flag false).
     fn get(&mut self, key: &[u8], ty: ValueType) -> Result<Option<Value>>;
     /// `getVector` of `std::string`s as raw byte strings (`None` = no value).

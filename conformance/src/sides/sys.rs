@@ -6,7 +6,7 @@ use std::path::Path;
 use mmkv_sys::{Instance, Mode, Official};
 
 use crate::error::{Error, Result};
-use crate::sides::official::{OfficialLib, OfficialStore};
+use crate::sides::official::{LockCall, OfficialLib, OfficialStore};
 use crate::vocab::kind::{Features, ModeKind};
 use crate::vocab::value::{Value, ValueType};
 
@@ -49,6 +49,10 @@ impl SysLib {
         features.has_value_flag = caps.has_value_flag;
         features.count_filter_expire = caps.count_filter_expire;
         features.bytes_flag = caps.get_bytes_flag;
+        features.compare_before_set &= caps.compare_before_set;
+        features.backup_restore &= caps.backup_restore;
+        features.remove_storage &= caps.remove_storage;
+        features.import_from &= caps.import_from;
         SysLib { official, features }
     }
 
@@ -84,9 +88,37 @@ impl OfficialLib for SysLib {
             .open(dir, id, mode, crypt_key, aes256)
             .map_err(|e| self.err(e))?;
         Ok(Box::new(SysStore {
+            official: self.official.clone(),
             tag: self.tag().to_string(),
             inst: Some(inst),
         }))
+    }
+
+    fn backup_one(&self, id: &str, from: &Path, to: &Path) -> Result<Option<bool>> {
+        supported(self.official.backup_one(id, from, to)).map_err(|e| self.err(e))
+    }
+
+    fn restore_one(&self, id: &str, from: &Path, to: &Path) -> Result<Option<bool>> {
+        supported(self.official.restore_one(id, from, to)).map_err(|e| self.err(e))
+    }
+
+    fn is_file_valid(&self, id: &str, dir: &Path) -> Result<bool> {
+        self.official
+            .is_file_valid(id, dir)
+            .map_err(|e| self.err(e))
+    }
+
+    fn remove_storage(&self, id: &str, dir: &Path) -> Result<Option<bool>> {
+        supported(self.official.remove_storage(id, dir)).map_err(|e| self.err(e))
+    }
+}
+
+/// A call's result, `None` when the version lacks the call.
+fn supported<T>(r: mmkv_sys::Result<T>) -> mmkv_sys::Result<Option<T>> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(mmkv_sys::Error::Unsupported { .. }) => Ok(None),
+        Err(e) => Err(e),
     }
 }
 
@@ -102,6 +134,7 @@ impl SysLib {
 /// One open official instance.
 #[derive(Debug)]
 pub struct SysStore {
+    official: Official,
     tag: String,
     inst: Option<Instance>,
 }
@@ -217,6 +250,55 @@ impl OfficialStore for SysStore {
 
     fn sync(&mut self) -> Result<()> {
         self.call(|i| i.sync())
+    }
+
+    fn sync_async(&mut self) -> Result<()> {
+        self.call(|i| i.sync_async())
+    }
+
+    fn clear_memory_cache(&mut self) -> Result<()> {
+        self.call(|i| i.clear_memory_cache())
+    }
+
+    fn lock(&mut self, call: LockCall) -> Result<bool> {
+        self.call(|i| match call {
+            LockCall::Lock => i.lock().map(|()| true),
+            LockCall::Unlock => i.unlock().map(|()| true),
+            LockCall::TryLock => i.try_lock(),
+        })
+    }
+
+    fn compare_before_set(&mut self, enable: bool) -> Result<Option<bool>> {
+        self.call(|i| supported(i.compare_before_set(enable)))
+    }
+
+    fn import_from(
+        &mut self,
+        dir: &Path,
+        id: &str,
+        entries: &[(&[u8], &Value)],
+    ) -> Result<Option<u64>> {
+        if !self.official.capabilities().import_from {
+            return Ok(None);
+        }
+        let inst = self
+            .official
+            .open(dir, id, Mode::Single, None, false)
+            .map_err(|e| self.err(e))?;
+        let mut src = SysStore {
+            official: self.official.clone(),
+            tag: self.tag.clone(),
+            inst: Some(inst),
+        };
+        for (key, value) in entries {
+            src.set(key, value, None)?;
+        }
+        let n = {
+            let src_inst = src.inst()?;
+            self.call(|i| i.import_from(src_inst))?
+        };
+        src.close()?;
+        Ok(Some(n))
     }
 
     /// Official getters. `getString` / `getVector<std::string>` may return bytes that are not

@@ -28,6 +28,18 @@ pub struct Features {
     /// versions add in `u32`, so a duration near `u32::MAX` wraps to an expire time in the past.
     #[serde(default)]
     pub saturating_expire: bool,
+    /// `enableCompareBeforeSet` / `disableCompareBeforeSet` (v1.3.2+).
+    #[serde(default)]
+    pub compare_before_set: bool,
+    /// `backupOneToDirectory` / `restoreOneFromDirectory` (v1.2.11+).
+    #[serde(default)]
+    pub backup_restore: bool,
+    /// `removeStorage` (v1.3.3+).
+    #[serde(default)]
+    pub remove_storage: bool,
+    /// `importFrom` (v2.2.1+).
+    #[serde(default)]
+    pub import_from: bool,
 }
 
 impl Features {
@@ -43,6 +55,10 @@ impl Features {
             count_filter_expire: set.has(Feature::CountFilterExpire),
             bytes_flag: has_value_flag,
             saturating_expire: set.has(Feature::SaturatingExpire),
+            compare_before_set: set.has(Feature::CompareBeforeSet),
+            backup_restore: set.has(Feature::BackupRestore),
+            remove_storage: set.has(Feature::RemoveStorage),
+            import_from: set.has(Feature::ImportFrom),
         }
     }
 

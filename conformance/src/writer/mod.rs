@@ -390,6 +390,11 @@ fn apply(store: &mut dyn OfficialStore, op: &Op) -> Result<bool> {
         Op::Remove { key } => store.remove(&key.0).map(|()| true),
         Op::ClearAll => store.clear_all().map(|()| true),
         Op::Trim => store.trim().map(|()| true),
+        Op::Sync {
+            asynchronous: false,
+        } => store.sync().map(|()| true),
+        Op::Sync { asynchronous: true } => store.sync_async().map(|()| true),
+        Op::ClearMemoryCache => store.clear_memory_cache().map(|()| true),
         other => Err(Error::Other(format!("writer: op {other:?} is in no plan"))),
     }
 }
