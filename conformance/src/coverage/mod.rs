@@ -1,11 +1,12 @@
 //! Coverage of the official library: how much of each chosen version's Core the report's
-//! workloads, live writers, fault and power-loss suites and the portable suite's build reach
+//! workloads, live writers, fault, power-loss and disk-error suites, the regression pins of
+//! the measured versions and the portable suite's build reach
 //! (conformance/README.md "Coverage").
 //!
 //! Needs a coverage build of mmkv-sys (`MMKV_SYS_COVERAGE=1`: Core compiled with `--coverage`,
 //! `mmkv_sys::BuiltVersion::coverage` naming its build directory). `conformance coverage`
-//! gives its counters a folder of its own ([`counters`]), runs `conformance report` for them and then
-//! `conformance suite build` as child processes ([`paths`]; their cells and writers are child
+//! gives its counters a folder of its own ([`counters`]), runs `conformance report` for them, `conformance
+//! replay` of their pins and then `conformance suite build` as child processes ([`paths`]; their cells and writers are child
 //! processes too: libgcov merges every process's counters into the same files at its exit; a
 //! writer killed on purpose adds nothing), then measures each version with `gcovr`
 //! ([`gcovr`]), checks the pinned figures ([`floor`]) and the explained list of unreached
@@ -172,8 +173,8 @@ pub fn main(args: CoverageArgs) -> Result<ExitCode> {
     let exe = std::env::current_exe().map_err(|e| Error::Other(format!("current_exe: {e}")))?;
     let tags: Vec<&str> = targets.iter().map(|t| t.tag.as_str()).collect();
     eprintln!(
-        "coverage: running the report (workloads, live writers, fault and power-loss suites), \
-         then the suite build, for {}",
+        "coverage: running the report (workloads, live writers, fault, power-loss and \
+         disk-error suites), the regression pins, then the suite build, for {}",
         tags.join(", ")
     );
     let started = std::time::Instant::now();
@@ -189,6 +190,8 @@ pub fn main(args: CoverageArgs) -> Result<ExitCode> {
         "coverage: the report took {:.0} s",
         started.elapsed().as_secs_f64()
     );
+    let pins = paths::pins_dir();
+    let (pins_passed, pins_ran) = paths::run_pins(&exe, &prefix, &pins, &tags)?;
     let started = std::time::Instant::now();
     let suite = paths::suite_dir(&args.out);
     let (suite_passed, suite_line) = paths::run_suite_build(&exe, &prefix, &suite)?;
@@ -201,6 +204,15 @@ pub fn main(args: CoverageArgs) -> Result<ExitCode> {
         Some(ran) => ran.lines().0,
         None => vec!["report: DID NOT RUN (it wrote no JSON)".to_string()],
     };
+    path_lines.push(match pins_ran {
+        // Not every version has a pin: none is not a lost path.
+        0 => format!(
+            "regression pins: none of {} in {}",
+            tags.join(", "),
+            pins.display()
+        ),
+        n => format!("regression pins: {n} replayed"),
+    });
     path_lines.push(match &suite_line {
         Some(l) => format!("suite build: {l}"),
         None => "suite build: DID NOT RUN (no case written)".to_string(),
@@ -226,9 +238,12 @@ pub fn main(args: CoverageArgs) -> Result<ExitCode> {
         summary_file.display()
     );
     let measured = &summary.versions;
-    let mut passed = report_passed && suite_passed && paths_ran;
+    let mut passed = report_passed && pins_passed && suite_passed && paths_ran;
     if !report_passed {
         println!("coverage: the report did not pass (its failures are above)");
+    }
+    if !pins_passed {
+        println!("coverage: a regression pin did not pass (its output is above)");
     }
     if !suite_passed {
         println!("coverage: the suite build did not pass (its errors are above)");

@@ -1,6 +1,7 @@
 //! The paths a coverage run drives through the official library, each a child process of
 //! this executable: the report (the property workloads, the live writers, the fault suite,
-//! the power-loss suite, the disk-error suite) and the portable suite's build. What each ran is read back from its
+//! the power-loss suite, the disk-error suite), the regression pins of the measured versions
+//! and the portable suite's build. What each ran is read back from its
 //! output and printed, and a path that ran nothing fails the run: coverage that silently
 //! lost a path would still pass a floor set without it only by luck.
 
@@ -8,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::counters::PREFIX_VAR;
+use crate::differential::failures::load_repro;
 use crate::report::Report;
 use crate::{Error, Result};
 
@@ -134,6 +136,49 @@ pub fn run_suite_build(exe: &Path, counters: &Path, dir: &Path) -> Result<(bool,
         .find(|l| l.contains(" cases (") && !l.starts_with("0 cases"))
         .map(str::to_string);
     Ok((out.status.success(), line))
+}
+
+/// The checked-in regression pins (`conformance/tests/regressions/*.yaml`): each calls what
+/// the property workloads reach only by chance at a small case count (a backup then its
+/// restore, a set of an unchanged value under compare-before-set).
+pub fn pins_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/regressions")
+}
+
+/// Runs `conformance replay FILE` (this executable, its counters under `counters`) for every
+/// pin in `dir` whose versions (its tag and every continuation's) are all among `tags`;
+/// returns whether every replay passed and how many ran.
+pub fn run_pins(exe: &Path, counters: &Path, dir: &Path, tags: &[&str]) -> Result<(bool, usize)> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| Error::io(dir, e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    files.sort();
+    let (mut passed, mut ran) = (true, 0);
+    for file in files {
+        let repro = load_repro(&file)?;
+        let measured = std::iter::once(&repro.tag)
+            .chain(repro.then.iter().map(|c| &c.tag))
+            .all(|t| tags.contains(&t.as_str()));
+        if !measured {
+            continue;
+        }
+        let out = Command::new(exe)
+            .env(PREFIX_VAR, counters)
+            .arg("replay")
+            .arg(&file)
+            .output()
+            .map_err(|e| Error::Other(format!("cannot replay {}: {e}", file.display())))?;
+        ran += 1;
+        if !out.status.success() {
+            passed = false;
+            println!("coverage: the pin {} did not pass:", file.display());
+            print!("{}", String::from_utf8_lossy(&out.stdout));
+            eprint!("{}", String::from_utf8_lossy(&out.stderr));
+        }
+    }
+    Ok((passed, ran))
 }
 
 /// The folder of the suite a coverage run builds under its output folder.

@@ -678,11 +678,14 @@ impl<'a> Runner<'a> {
                 && b.aes256 == self.config.aes256
                 && b.expire == self.config.expire.is_some()
         });
-        let Some(backup) = self.backup.as_ref().filter(|_| same) else {
+        if !self.lib.features().backup_restore {
             self.stats.unsupported_ops += 1;
             return Ok(());
-        };
+        }
         self.official.sync()?;
+        let Some(backup) = self.backup.as_ref().filter(|_| same) else {
+            return self.restore_from_empty();
+        };
         let from = backup.dir.path().to_path_buf();
         let model = backup.model.clone();
         if self.lib.restore_one(&self.id, &from, &self.dir)? != Some(true) {
@@ -690,6 +693,21 @@ impl<'a> Runner<'a> {
         }
         self.model = model;
         self.check(&format!("{}: after restore", self.lib.tag()), true)
+    }
+
+    /// `Op::Restore` with no backup to bring back: a restore from a folder without a copy of
+    /// the store, which leaves the store as it was (checked with a reopen, whatever the
+    /// library answered).
+    fn restore_from_empty(&mut self) -> Result<()> {
+        let empty = tempfile::Builder::new()
+            .prefix("conformance-no-backup-")
+            .tempdir_in(LIBRARY_TMPDIR)
+            .map_err(|e| Error::io(PathBuf::from(LIBRARY_TMPDIR), e))?;
+        self.lib.restore_one(&self.id, empty.path(), &self.dir)?;
+        self.check(
+            &format!("{}: after a restore from an empty folder", self.lib.tag()),
+            true,
+        )
     }
 
     /// `Op::IsFileValid`: the official verdict against the reader's (it reads the store, or

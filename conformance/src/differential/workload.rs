@@ -179,8 +179,9 @@ pub enum Op {
     /// `backupOneToDirectory` of the store into the run's backup folder (v1.2.11+); the
     /// reader is then judged on the backup copy as on the store.
     Backup,
-    /// `restoreOneFromDirectory` of the last backup over the store (v1.2.11+; skipped when
-    /// there is none, or the store's key or expiration changed since).
+    /// `restoreOneFromDirectory` of the last backup over the store (v1.2.11+). When there is
+    /// none, or the store's key or expiration changed since, from an empty folder instead
+    /// (the store must stay as it is).
     Restore,
     /// `isFileValid(id, dir)`: the official verdict on the files, judged against the reader's.
     IsFileValid,
