@@ -250,6 +250,14 @@ fn open_official(
 /// folder, and before v1.3.12 a rename across file systems fails the backup.
 const LIBRARY_TMPDIR: &str = "/tmp";
 
+/// A new folder named `prefix...` in [`LIBRARY_TMPDIR`], for a backup or a restore's source.
+fn library_tempdir(prefix: &str) -> Result<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(LIBRARY_TMPDIR)
+        .map_err(|e| Error::io(PathBuf::from(LIBRARY_TMPDIR), e))
+}
+
 /// The last backup of a run: where it is and what the store held then.
 struct Backup {
     dir: tempfile::TempDir,
@@ -619,10 +627,7 @@ impl<'a> Runner<'a> {
             self.stats.unsupported_ops += 1;
             return Ok(());
         }
-        let dir = tempfile::Builder::new()
-            .prefix("conformance-backup-")
-            .tempdir_in(LIBRARY_TMPDIR)
-            .map_err(|e| Error::io(PathBuf::from(LIBRARY_TMPDIR), e))?;
+        let dir = library_tempdir("conformance-backup-")?;
         self.official.sync()?;
         if self.lib.backup_one(&self.id, &self.dir, dir.path())? != Some(true) {
             return Ok(());
@@ -699,10 +704,7 @@ impl<'a> Runner<'a> {
     /// the store, which leaves the store as it was (checked with a reopen, whatever the
     /// library answered).
     fn restore_from_empty(&mut self) -> Result<()> {
-        let empty = tempfile::Builder::new()
-            .prefix("conformance-no-backup-")
-            .tempdir_in(LIBRARY_TMPDIR)
-            .map_err(|e| Error::io(PathBuf::from(LIBRARY_TMPDIR), e))?;
+        let empty = library_tempdir("conformance-no-backup-")?;
         self.lib.restore_one(&self.id, empty.path(), &self.dir)?;
         self.check(
             &format!("{}: after a restore from an empty folder", self.lib.tag()),
