@@ -27,6 +27,8 @@ fn differential(kind: StoreKind) {
     let reader = RealReader::new();
     conformance::vocab::seed::announce();
     let mut ran = Vec::new();
+    // Versions run that have a read-only mode / name spaces: their checks must have used them.
+    let (mut read_only, mut name_space) = (0, 0);
     let mut result = CellResult::default();
     for tag in versions {
         let lib = SysLib::load(tag).unwrap_or_else(|e| panic!("loading {tag}: {e}"));
@@ -34,6 +36,9 @@ fn differential(kind: StoreKind) {
             continue;
         }
         ran.push(*tag);
+        let features = conformance::sides::official::OfficialLib::features(&lib);
+        read_only += u32::from(features.read_only);
+        name_space += u32::from(features.name_space);
         // each (version, kind) its own stream of the base seed; saved failures run first
         let cfg = PropConfig {
             source_file: Some(file!()),
@@ -57,7 +62,8 @@ fn differential(kind: StoreKind) {
     eprintln!(
         "{kind}: {} version(s) {ran:?}; {workloads} workload(s), {} op(s), {} check(s), {} key(s) \
          compared ({} reads), {} expire time(s) checked; long-lived reader: {} partial / {} full \
-         reload(s), {} failed, replaced {} time(s) by reKey",
+         reload(s), {} failed, replaced {} time(s) by reKey; {} read-only official check(s), {} \
+         name-space open(s)",
         ran.len(),
         total.ops,
         total.checks,
@@ -68,6 +74,8 @@ fn differential(kind: StoreKind) {
         total.long_lived.full,
         total.long_lived.failed,
         total.long_lived_replaced,
+        total.read_only_checks,
+        total.name_space_opens,
     );
     for d in &result.notes {
         eprintln!("note: {d}");
@@ -78,6 +86,18 @@ fn differential(kind: StoreKind) {
         result.failures.join("\n\n")
     );
     assert!(workloads > 0, "{kind}: no workload ran");
+    // Every workload ends with a check that judges a read-only instance where the version
+    // has the mode; name spaces are drawn for half the workloads of the versions with them.
+    assert_eq!(
+        total.read_only_checks > 0,
+        read_only > 0,
+        "{kind}: {} read-only official check(s) over {read_only} version(s) with the mode",
+        total.read_only_checks
+    );
+    assert!(
+        name_space == 0 || total.name_space_opens > 0,
+        "{kind}: no name-space open over {name_space} version(s) with name spaces (raise PROPTEST_CASES)"
+    );
     // The long-lived reader must have gone through both reload paths in this kind.
     assert!(
         total.long_lived.partial > 0 && total.long_lived.full > 0,

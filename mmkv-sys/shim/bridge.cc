@@ -88,12 +88,14 @@ size_t ShimLibrary::initialized_page_size() const {
     return m_api->initialized_page_size();
 }
 
-size_t ShimLibrary::open(rust::Slice<const uint8_t> dir, rust::Slice<const uint8_t> id, bool multi,
-                         rust::Slice<const uint8_t> key, bool has_key, bool aes256) const {
+size_t ShimLibrary::open_as(rust::Slice<const uint8_t> dir, rust::Slice<const uint8_t> id, bool multi,
+                            bool read_only, bool name_space, rust::Slice<const uint8_t> key, bool has_key,
+                            bool aes256) const {
+    const uint32_t flags = (read_only ? MMKV_SHIM_OPEN_READ_ONLY : 0u) | (name_space ? MMKV_SHIM_OPEN_NAME_SPACE : 0u);
     void *out = nullptr;
-    check(m_api->open(dir.data(), dir.size(), id.data(), id.size(), multi ? 1 : 0, key.data(), key.size(),
-                      has_key ? 1 : 0, aes256 ? 1 : 0, &out),
-          "mmkvWithID");
+    check(m_api->open_as(dir.data(), dir.size(), id.data(), id.size(), multi ? 1 : 0, flags, key.data(), key.size(),
+                         has_key ? 1 : 0, aes256 ? 1 : 0, &out),
+          name_space ? "NameSpace::mmkvWithID" : "mmkvWithID");
     return reinterpret_cast<size_t>(out);
 }
 void ShimLibrary::close(size_t h) const {

@@ -28,8 +28,9 @@ public:
     void set_page_size(size_t size) const;
     size_t initialized_page_size() const;
 
-    size_t open(rust::Slice<const uint8_t> dir, rust::Slice<const uint8_t> id, bool multi,
-                rust::Slice<const uint8_t> key, bool has_key, bool aes256) const;
+    // The shim's open_as (its MMKV_SHIM_OPEN_* flags from read_only and name_space).
+    size_t open_as(rust::Slice<const uint8_t> dir, rust::Slice<const uint8_t> id, bool multi, bool read_only,
+                   bool name_space, rust::Slice<const uint8_t> key, bool has_key, bool aes256) const;
     void close(size_t h) const;
     bool enable_key_expire(size_t h, uint32_t secs) const;
     bool disable_key_expire(size_t h) const;

@@ -199,6 +199,31 @@ concept HasRemoveStorage = requires(const std::string &id, MMKVPath_t *root) {
 template <class M>
 concept HasImportFrom = requires(M *m) { m->importFrom(m); };
 
+// MMKVMode has MMKV_READ_ONLY (v2.0.0+): the instance maps its files read-only and refuses
+// every write. E is MMKVMode, so that the enumerator is looked up only where it exists.
+template <class E>
+concept ModeHasReadOnly = requires { E::MMKV_READ_ONLY; };
+
+template <class E>
+constexpr E readOnlyMode(E mode) {
+    if constexpr (ModeHasReadOnly<E>) {
+        return E(mode | E::MMKV_READ_ONLY);
+    } else {
+        return mode;
+    }
+}
+
+// MMKV::nameSpace(rootDir) and NameSpace::mmkvWithID (v2.1.0+); the AES-256 form (v2.3.0+)
+// and the MMKVConfig form (v2.4.0+).
+template <class M>
+concept HasNameSpace = requires(const MMKVPath_t &root, const std::string &id, const std::string *key) {
+    M::nameSpace(root).mmkvWithID(id, MMKV_SINGLE_PROCESS, key);
+};
+template <class M>
+concept HasNameSpaceAes256 = requires(const MMKVPath_t &root, const std::string &id, const std::string *key) {
+    M::nameSpace(root).mmkvWithID(id, MMKV_SINGLE_PROCESS, key, size_t(0), true);
+};
+
 #if MMKV_SHIM_VERSION >= 20400
 template <class M>
 concept HasConfigOpen = requires(const std::string &id, const MMKVConfig &config) { M::mmkvWithID(id, config); };
@@ -226,6 +251,8 @@ constexpr uint64_t kCaps = (HasValueGetters<MMKV> ? MMKV_SHIM_CAP_HAS_VALUE_FLAG
                            (HasBackupRestore<MMKV> ? MMKV_SHIM_CAP_BACKUP_RESTORE : 0) |
                            (HasRemoveStorage<MMKV> ? MMKV_SHIM_CAP_REMOVE_STORAGE : 0) |
                            (HasImportFrom<MMKV> ? MMKV_SHIM_CAP_IMPORT_FROM : 0) |
+                           (ModeHasReadOnly<MMKVMode> ? MMKV_SHIM_CAP_READ_ONLY : 0) |
+                           (HasNameSpace<MMKV> ? MMKV_SHIM_CAP_NAME_SPACE : 0) |
                            (kErrorStrategy ? MMKV_SHIM_CAP_ERROR_STRATEGY : 0);
 
 // ---- lifecycle ----------------------------------------------------------------------------
@@ -252,8 +279,12 @@ void setConfigRecover(C &config) {
 // encrypted store, and whenever only it can carry the request (no positional aes256 overload,
 // recover-on-error without registerErrorHandler); plaintext single-process stores go through the
 // positional mmkvWithID, so both entry points run.
+//
+// With `nameSpace` the store is opened through MMKV::nameSpace(*root).mmkvWithID instead (the
+// same choice of entry point), the name space normalising the root.
 template <class M>
-M *openImpl(const std::string &id, MMKVMode mode, std::string *key, MMKVPath_t *root, bool aes256) {
+M *openImpl(const std::string &id, MMKVMode mode, std::string *key, MMKVPath_t *root, bool aes256,
+            bool nameSpace = false) {
 #if MMKV_SHIM_VERSION >= 20400
     if constexpr (kHasConfig) {
         const bool viaConfig = mode != MMKV_SINGLE_PROCESS || key != nullptr || !HasAes256Open<M> ||
@@ -265,10 +296,23 @@ M *openImpl(const std::string &id, MMKVMode mode, std::string *key, MMKVPath_t *
             config.rootPath = root;
             config.aes256 = aes256;
             setConfigRecover(config);
+            if (nameSpace) {
+                return M::nameSpace(*root).mmkvWithID(id, config);
+            }
             return M::mmkvWithID(id, config);
         }
     }
 #endif
+    if constexpr (HasNameSpace<M>) {
+        if (nameSpace) {
+            if constexpr (HasNameSpaceAes256<M>) {
+                return M::nameSpace(*root).mmkvWithID(id, mode, key, size_t(0), aes256);
+            } else {
+                (void) aes256;
+                return M::nameSpace(*root).mmkvWithID(id, mode, key);
+            }
+        }
+    }
     if constexpr (HasAes256Open<M>) {
         return M::mmkvWithID(id, mode, key, root, size_t(0), aes256);
     } else {
@@ -300,21 +344,32 @@ int setErrorStrategy(int recover) {
     return MMKV_SHIM_OK;
 }
 
-int openStore(bytes_t dir, size_t dirLen, bytes_t id, size_t idLen, uint32_t multi, bytes_t cryptKey,
-              size_t cryptKeyLen, int hasCryptKey, int aes256, void **out) {
+// open (flags 0) and open_as: see shim_api.h.
+int openAs(bytes_t dir, size_t dirLen, bytes_t id, size_t idLen, uint32_t multi, uint32_t flags, bytes_t cryptKey,
+           size_t cryptKeyLen, int hasCryptKey, int aes256, void **out) {
     return guarded([&] {
         if (!out || dirLen == 0 || idLen == 0) {
             g_lastError = "empty directory or id";
             return MMKV_SHIM_BAD_ARG;
         }
-        if (aes256 && !(kCaps & MMKV_SHIM_CAP_AES256)) {
+        if (flags & ~uint32_t(MMKV_SHIM_OPEN_READ_ONLY | MMKV_SHIM_OPEN_NAME_SPACE)) {
+            g_lastError = "unknown open flags";
+            return MMKV_SHIM_BAD_ARG;
+        }
+        const bool readOnly = (flags & MMKV_SHIM_OPEN_READ_ONLY) != 0;
+        const bool nameSpace = (flags & MMKV_SHIM_OPEN_NAME_SPACE) != 0;
+        if ((aes256 && !(kCaps & MMKV_SHIM_CAP_AES256)) || (readOnly && !(kCaps & MMKV_SHIM_CAP_READ_ONLY)) ||
+            (nameSpace && !(kCaps & MMKV_SHIM_CAP_NAME_SPACE))) {
             return MMKV_SHIM_UNSUPPORTED;
         }
         MMKVPath_t root = bytes(dir, dirLen);
         ensureInitialized(root);
         std::string key = bytes(cryptKey, cryptKeyLen);
         MMKVMode mode = multi ? MMKV_MULTI_PROCESS : MMKV_SINGLE_PROCESS;
-        MMKV *m = openImpl<MMKV>(bytes(id, idLen), mode, hasCryptKey ? &key : nullptr, &root, aes256 != 0);
+        if (readOnly) {
+            mode = readOnlyMode(mode);
+        }
+        MMKV *m = openImpl<MMKV>(bytes(id, idLen), mode, hasCryptKey ? &key : nullptr, &root, aes256 != 0, nameSpace);
         if (!m) {
             g_lastError = "mmkvWithID returned NULL";
             return MMKV_SHIM_FAILED;
@@ -322,6 +377,11 @@ int openStore(bytes_t dir, size_t dirLen, bytes_t id, size_t idLen, uint32_t mul
         *out = m;
         return MMKV_SHIM_OK;
     });
+}
+
+int openStore(bytes_t dir, size_t dirLen, bytes_t id, size_t idLen, uint32_t multi, bytes_t cryptKey,
+              size_t cryptKeyLen, int hasCryptKey, int aes256, void **out) {
+    return openAs(dir, dirLen, id, idLen, multi, 0, cryptKey, cryptKeyLen, hasCryptKey, aes256, out);
 }
 
 int closeStore(void *h) {
@@ -958,6 +1018,7 @@ const mmkv_shim_api_t kApi = {
     isFileValid,
     removeStorage,
     importFrom,
+    openAs,
 };
 
 } // namespace

@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define MMKV_SHIM_ABI_VERSION 4u
+#define MMKV_SHIM_ABI_VERSION 5u
 
 // Status codes returned by every table function.
 #define MMKV_SHIM_OK 0
@@ -29,6 +29,10 @@ extern "C" {
 #include "shim_caps.h"
 
 // Element kinds of typed vectors.
+// open_as flags.
+#define MMKV_SHIM_OPEN_READ_ONLY 1u  // MMKV_READ_ONLY added to the mode (v2.0.0+)
+#define MMKV_SHIM_OPEN_NAME_SPACE 2u // through MMKV::nameSpace(dir).mmkvWithID (v2.1.0+)
+
 #define MMKV_SHIM_VEC_BOOL 0 // one byte per item (0 / 1)
 #define MMKV_SHIM_VEC_I32 1
 #define MMKV_SHIM_VEC_U32 2
@@ -136,6 +140,15 @@ typedef struct mmkv_shim_api {
     int (*remove_storage)(bytes_t id, size_t id_len, bytes_t dir, size_t dir_len, int *ret);
     // h->importFrom(src); *out = the number of keys it imported.
     int (*import_from)(void *h, void *src, uint64_t *out);
+
+    // ---- ABI 5: other ways to open ----
+    // open with MMKV_SHIM_OPEN_* flags: read-only (the instance maps the files read-only and
+    // refuses writes; close every other instance of the store first, the library hands out
+    // one instance per store and process), or through a name space rooted at `dir` (the
+    // library normalises the root: absolute, canonical, no trailing slash).
+    // MMKV_SHIM_UNSUPPORTED when the version lacks a flag's API.
+    int (*open_as)(bytes_t dir, size_t dir_len, bytes_t id, size_t id_len, uint32_t multi_process, uint32_t flags,
+                   bytes_t crypt_key, size_t crypt_key_len, int has_crypt_key, int aes256, void **out);
 } mmkv_shim_api_t;
 
 typedef const mmkv_shim_api_t *(*mmkv_shim_api_fn)(uint32_t abi_version);

@@ -23,11 +23,13 @@ pub(crate) mod ffi {
         fn set_page_size(self: &ShimLibrary, size: usize) -> Result<()>;
         fn initialized_page_size(self: &ShimLibrary) -> usize;
 
-        fn open(
+        fn open_as(
             self: &ShimLibrary,
             dir: &[u8],
             id: &[u8],
             multi: bool,
+            read_only: bool,
+            name_space: bool,
             key: &[u8],
             has_key: bool,
             aes256: bool,

@@ -171,6 +171,15 @@ pub enum Error {
 /// Result alias of this crate.
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// How [`Official::open_as`] opens a store, besides its mode and key.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct OpenAs {
+    /// Adds `MMKV_READ_ONLY` to the mode (v2.0.0+).
+    pub read_only: bool,
+    /// Through `MMKV::nameSpace(dir).mmkvWithID` instead of `mmkvWithID(.., &dir)` (v2.1.0+).
+    pub name_space: bool,
+}
+
 /// MMKV process mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Mode {
@@ -228,6 +237,10 @@ pub struct Capabilities {
     pub remove_storage: bool,
     /// `importFrom` (v2.2.1+).
     pub import_from: bool,
+    /// The `MMKV_READ_ONLY` mode (v2.0.0+).
+    pub read_only: bool,
+    /// `MMKV::nameSpace` / `NameSpace::mmkvWithID` (v2.1.0+).
+    pub name_space: bool,
 }
 
 impl Capabilities {
@@ -252,6 +265,8 @@ impl Capabilities {
             backup_restore: api.has(Feature::BackupRestore),
             remove_storage: api.has(Feature::RemoveStorage),
             import_from: api.has(Feature::ImportFrom),
+            read_only: api.has(Feature::ReadOnly),
+            name_space: api.has(Feature::NameSpace),
         }
     }
 }
@@ -476,12 +491,35 @@ impl Official {
         crypt_key: Option<&[u8]>,
         aes256: bool,
     ) -> Result<Instance> {
+        self.open_as(dir, id, mode, crypt_key, aes256, OpenAs::default())
+    }
+
+    /// [`Official::open`] with the choices of `how`: `MMKV_READ_ONLY` (v2.0.0+; the library
+    /// hands out one instance per store and process, so close every other instance of the
+    /// store first, or the open returns that one), or through `MMKV::nameSpace(dir)` (v2.1.0+;
+    /// the name space normalises `dir`: absolute, canonical, no trailing slash).
+    /// [`Error::Unsupported`] where the version lacks one of them.
+    pub fn open_as(
+        &self,
+        dir: &Path,
+        id: &str,
+        mode: Mode,
+        crypt_key: Option<&[u8]>,
+        aes256: bool,
+        how: OpenAs,
+    ) -> Result<Instance> {
         use std::os::unix::ffi::OsStrExt;
         if id.is_empty() {
             return Err(Error::InvalidArgument("empty store id".into()));
         }
         if aes256 && !self.lib.caps.aes256 {
             return Err(self.lib.unsupported("aes256"));
+        }
+        if how.read_only && !self.lib.caps.read_only {
+            return Err(self.lib.unsupported("MMKV_READ_ONLY"));
+        }
+        if how.name_space && !self.lib.caps.name_space {
+            return Err(self.lib.unsupported("nameSpace"));
         }
         let dir_bytes = dir.as_os_str().as_bytes();
         if dir_bytes.is_empty() {
@@ -491,10 +529,12 @@ impl Official {
         let handle = self
             .lib
             .shim()
-            .open(
+            .open_as(
                 dir_bytes,
                 id.as_bytes(),
                 mode == Mode::Multi,
+                how.read_only,
+                how.name_space,
                 key,
                 crypt_key.is_some(),
                 aes256,

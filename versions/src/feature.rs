@@ -82,6 +82,11 @@ features! {
     RemoveStorage = 19, "remove_storage", api: true, "removeStorage(mmapID, rootDir) (v1.3.3+)";
     /// `importFrom(MMKV *src)`: copies another store's keys in (v2.2.1+).
     ImportFrom = 20, "import_from", api: true, "importFrom(MMKV *src) (v2.2.1+)";
+    /// The `MMKV_READ_ONLY` mode (v2.0.0+): the files are mapped read-only and every write is
+    /// refused.
+    ReadOnly = 21, "read_only", api: true, "the MMKV_READ_ONLY mode (v2.0.0+)";
+    /// `MMKV::nameSpace(rootDir)` and `NameSpace::mmkvWithID` (v2.1.0+).
+    NameSpace = 22, "name_space", api: true, "MMKV::nameSpace(rootDir) / NameSpace::mmkvWithID (v2.1.0+)";
 }
 
 impl Feature {

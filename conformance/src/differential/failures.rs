@@ -48,9 +48,9 @@ pub fn save_failure(root: &Path, repro: &Repro, outcome: &RunOutcome) -> Result<
     write("workload.yaml", &repro.to_yaml())?;
     write("diff.txt", &outcome.diff_text())?;
     for entry in
-        std::fs::read_dir(outcome.dir.path()).map_err(|e| Error::io(outcome.dir.path(), e))?
+        std::fs::read_dir(&outcome.store_dir).map_err(|e| Error::io(&outcome.store_dir, e))?
     {
-        let entry = entry.map_err(|e| Error::io(outcome.dir.path(), e))?;
+        let entry = entry.map_err(|e| Error::io(&outcome.store_dir, e))?;
         if entry.path().is_file() {
             let to = dir.join(entry.file_name());
             std::fs::copy(entry.path(), &to).map_err(|e| Error::io(&to, e))?;

@@ -43,9 +43,12 @@ pub struct RunOutcome {
     pub stopped: Option<String>,
     /// What ran.
     pub stats: RunStats,
-    /// The folder holding the store files (deleted on drop).
+    /// The run's folder (deleted on drop).
     pub dir: tempfile::TempDir,
-    /// Store id (file name) inside `dir`.
+    /// The folder of the store files: `dir`, or its name-space root in it
+    /// ([`crate::differential::workload::Workload::name_space`]).
+    pub store_dir: std::path::PathBuf,
+    /// Store id (file name) inside `store_dir`.
     pub store_id: String,
     /// The official clock's second when the run began (see [`Repro::clock`]).
     ///

@@ -52,11 +52,12 @@ use crate::judge::compare::{
     ask_official, capture_reader, judge_reads, official_visible_keys, render_keys, Compared,
     Mismatch, ReaderReads, ReaderSide,
 };
-use crate::judge::crashing_calls::import_from_crashes;
+use crate::judge::crashing_calls::{import_from_crashes, read_only_load_crashes};
 use crate::judge::exceptions::{accepted, v, Difference, Exception, Scope};
 use crate::judge::process_hold::hold_process;
 use crate::judge::recognise::{
-    file_valid_zero_header, inline_misload, writeback_clobbered, RegionStart, StoreFiles,
+    file_valid_zero_header, inline_misload, read_only_without_expiry, writeback_clobbered,
+    RegionStart, StoreFiles,
 };
 use crate::sides::official::{LockCall, OfficialLib, OfficialStore};
 use crate::sides::view::{ReaderFactory, ReaderView};
@@ -137,6 +138,16 @@ pub fn run_steps(
         .tempdir()
         .map_err(|e| Error::io(std::env::temp_dir(), e))?;
     let id = kind.id().to_string();
+    // A name-space workload keeps its store in a folder of its own, which the name space's
+    // root names (see `name_space_root`).
+    let store_dir = match workload.name_space {
+        true => {
+            let d = dir.path().join(NAME_SPACE_DIR);
+            std::fs::create_dir(&d).map_err(|e| Error::io(&d, e))?;
+            d
+        }
+        false => dir.path().to_path_buf(),
+    };
     let keys: Vec<Vec<u8>> = touched_keys(steps.iter().flat_map(|s| s.ops.iter()))
         .into_iter()
         .map(|k| k.0)
@@ -147,18 +158,20 @@ pub fn run_steps(
         aes256: kind.aes256(),
         expire: kind.key_expire().then_some(workload.default_expire),
         compare_before_set: false,
+        name_space: workload.name_space,
     };
-    let official = open_official(first.lib, dir.path(), &id, &config)?;
+    let mut stats = RunStats::default();
+    let official = open_official(first.lib, &store_dir, &id, &config, &mut stats)?;
     let mut r = Runner {
         reader,
-        dir: dir.path().to_path_buf(),
+        dir: store_dir.clone(),
         id: id.clone(),
         lib: first.lib,
         official,
         config,
         long: None,
         keys,
-        stats: RunStats::default(),
+        stats,
         judged: Judged::default(),
         model: Model::default(),
         last_short: None,
@@ -203,6 +216,7 @@ pub fn run_steps(
         stopped: r.judged.stopped,
         stats: r.stats,
         dir,
+        store_dir,
         store_id: id,
         started,
     })
@@ -219,21 +233,44 @@ struct Config {
     /// `enableCompareBeforeSet` succeeded last (asked again at every open; the library
     /// refuses it while expiration or encryption is on).
     compare_before_set: bool,
+    /// Opened through a name space where the version has them
+    /// ([`Workload::name_space`]).
+    name_space: bool,
 }
 
+/// The folder of a name-space workload's store, in the run's folder.
+const NAME_SPACE_DIR: &str = "name-space";
+
+/// The root given to `MMKV::nameSpace` for the store folder `dir`: `dir` spelt with a detour
+/// and a trailing slash (`<dir>/unnormalised/../`), which the name space must normalise back to
+/// `dir` (absolute, canonical, no trailing slash), where the reader reads the files.
+fn name_space_root(dir: &Path) -> PathBuf {
+    let mut root = dir.as_os_str().to_owned();
+    root.push("/unnormalised/../");
+    PathBuf::from(root)
+}
+
+/// Opens the store of `dir` as `config` says (through a name space where it says so and the
+/// version has them; `stats` counts those).
 fn open_official(
     lib: &dyn OfficialLib,
     dir: &Path,
     id: &str,
     config: &Config,
+    stats: &mut RunStats,
 ) -> Result<Box<dyn OfficialStore>> {
-    let mut store = lib.open_with(
-        dir,
-        id,
-        config.mode,
-        config.crypt_key.as_deref(),
-        config.aes256,
-    )?;
+    let (key, aes256) = (config.crypt_key.as_deref(), config.aes256);
+    let in_name_space = match config.name_space {
+        true => lib.open_in_name_space(&name_space_root(dir), id, config.mode, key, aes256)?,
+        false => None,
+    };
+    if in_name_space.is_some() {
+        stats.name_space_opens += 1;
+    }
+    let mut store = match in_name_space {
+        Some(store) => store,
+        None => lib.open_with(dir, id, config.mode, key, aes256)?,
+    };
     if let Some(default) = config.expire {
         if lib.features().key_expire {
             store.enable_key_expire(default)?;
@@ -383,7 +420,8 @@ impl<'a> Runner<'a> {
     fn reopen_official(&mut self) -> Result<()> {
         self.release_locks()?;
         self.official.close()?;
-        self.official = open_official(self.lib, &self.dir, &self.id, &self.config)?;
+        self.official =
+            open_official(self.lib, &self.dir, &self.id, &self.config, &mut self.stats)?;
         Ok(())
     }
 
@@ -419,7 +457,8 @@ impl<'a> Runner<'a> {
         let path = self.path();
         self.takeover = RegionStart::of(&self.files(&path));
         self.lib = lib;
-        self.official = open_official(self.lib, &self.dir, &self.id, &self.config)?;
+        self.official =
+            open_official(self.lib, &self.dir, &self.id, &self.config, &mut self.stats)?;
         if older {
             let after = official_visible_keys(self.official.as_mut())?;
             if after != before {
@@ -656,7 +695,7 @@ impl<'a> Runner<'a> {
             .map(|v| capture_reader(v.as_ref(), &self.keys, &getters))
             .map_err(|e| open_error(ReaderSide::Fresh, e));
         self.count(&reads);
-        let mut copy = open_official(self.lib, dir, &self.id, &self.config)?;
+        let mut copy = open_official(self.lib, dir, &self.id, &self.config, &mut self.stats)?;
         let mismatches = match &reads {
             Err(m) => vec![m.clone()],
             Ok(r) => {
@@ -756,7 +795,8 @@ impl<'a> Runner<'a> {
             self.retire_long_lived();
             self.stats.long_lived_replaced += 1;
         }
-        self.official = open_official(self.lib, &self.dir, &self.id, &self.config)?;
+        self.official =
+            open_official(self.lib, &self.dir, &self.id, &self.config, &mut self.stats)?;
         if removed {
             self.open_long_lived();
         }
@@ -1209,6 +1249,73 @@ impl<'a> Runner<'a> {
         let compared = self.compare_all(&captures)?;
         for ((side, reads), ms) in captures.iter().zip(compared) {
             self.judge_reopened(&after, *side, ms, reads)?;
+        }
+        if reopen {
+            self.judge_read_only(stage)?;
+        }
+        Ok(())
+    }
+
+    /// A fresh reader against a read-only official instance of the files (`MMKV_READ_ONLY`,
+    /// where the version has it): another official reading side, judged like the reopened
+    /// instance. The library keeps one instance per store and process, so the read-write
+    /// instance closes first (its locks released) and opens again after.
+    fn judge_read_only(&mut self, stage: &str) -> Result<()> {
+        if !self.lib.features().read_only || self.judged.lost {
+            return Ok(());
+        }
+        self.release_locks()?;
+        self.official.close()?;
+        if read_only_load_crashes(self.scope().version, &self.path()).is_some() {
+            self.stats.read_only_skipped += 1;
+            self.official =
+                open_official(self.lib, &self.dir, &self.id, &self.config, &mut self.stats)?;
+            return Ok(());
+        }
+        let getters = self.lib.features().getters();
+        let reads = self
+            .open_reader()
+            .map(|v| capture_reader(v.as_ref(), &self.keys, &getters))
+            .map_err(|e| open_error(ReaderSide::Fresh, e));
+        self.count(&reads);
+        let key = self.config.crypt_key.as_deref();
+        let opened = (self.lib).open_read_only(
+            &self.dir,
+            &self.id,
+            self.config.mode,
+            key,
+            self.config.aes256,
+        )?;
+        let Some(mut read_only) = opened else {
+            return Err(Error::Other(format!(
+                "{}: lists read_only but opened no read-only instance",
+                self.lib.tag()
+            )));
+        };
+        // As the read-write instance: expiration enabled where the store has it on (a
+        // read-only instance may refuse; the judge decides what that explains).
+        let expiry_enabled = match self.config.expire {
+            Some(default) if self.lib.features().key_expire => {
+                read_only.enable_key_expire(default)?
+            }
+            _ => true,
+        };
+        let mismatches = match &reads {
+            Err(m) => vec![m.clone()],
+            Ok(r) => {
+                let answers =
+                    ask_official(read_only.as_mut(), &self.lib.features(), [r], &getters)?;
+                judge_reads(&answers, &self.scope(), r, &getters)
+            }
+        };
+        read_only.close()?;
+        let exception = read_only_without_expiry(&self.scope(), &self.path(), expiry_enabled);
+        self.official =
+            open_official(self.lib, &self.dir, &self.id, &self.config, &mut self.stats)?;
+        self.stats.read_only_checks += 1;
+        let stage = format!("{stage}, read-only official, {}", ReaderSide::Fresh);
+        for m in mismatches {
+            self.judged.record(stage.clone(), m, exception, None);
         }
         Ok(())
     }

@@ -30,6 +30,16 @@ pub struct RunStats {
     /// Backup copies (`backupOneToDirectory`) the reader was judged on.
     #[serde(default)]
     pub backups_judged: u64,
+    /// Checks at which a read-only official instance (`MMKV_READ_ONLY`) was judged too.
+    #[serde(default)]
+    pub read_only_checks: u64,
+    /// Read-only checks skipped because the version crashes opening these files read-only
+    /// ([`crate::judge::crashing_calls::read_only_load_crashes`]).
+    #[serde(default)]
+    pub read_only_skipped: u64,
+    /// Official opens through a name space (`MMKV::nameSpace(root).mmkvWithID`).
+    #[serde(default)]
+    pub name_space_opens: u64,
 }
 
 /// [`ReloadStats`] that can be summed.
@@ -55,4 +65,4 @@ impl ReloadCounts {
 merge_fields!(ReloadCounts: full, partial, failed);
 merge_fields!(RunStats: ops, unsupported_ops, rejected_sets, checks, keys_compared,
     reads_compared, expire_checked, long_lived, long_lived_replaced, version_switches,
-    backups_judged);
+    backups_judged, read_only_checks, read_only_skipped, name_space_opens);

@@ -227,6 +227,10 @@ pub struct Workload {
     pub check_every: Option<usize>,
     /// The operations, in order.
     pub ops: Vec<Op>,
+    /// The store lives under another root, opened through `MMKV::nameSpace(root)` by every
+    /// version that has name spaces (v2.1.0+; the others open the same folder as usual).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub name_space: bool,
 }
 
 /// Operations per comparison batch when a workload does not say.
@@ -239,6 +243,7 @@ impl Workload {
             default_expire: 0,
             check_every: None,
             ops,
+            name_space: false,
         }
     }
 }
@@ -691,14 +696,22 @@ pub fn workload_strategy(
     } else {
         Just(0u32).boxed()
     };
+    // Half the workloads of a version with name spaces run in one (shrinking goes to false).
+    let name_space = if features.name_space {
+        prop::bool::ANY.boxed()
+    } else {
+        Just(false).boxed()
+    };
     (
         default_expire,
         prop::collection::vec(op_strategy(kind, features, cfg), 1..=cfg.max_ops.max(1)),
+        name_space,
     )
-        .prop_map(|(default_expire, ops)| Workload {
+        .prop_map(|(default_expire, ops, name_space)| Workload {
             default_expire,
             check_every: None,
             ops,
+            name_space,
         })
         .boxed()
 }
@@ -764,6 +777,7 @@ pub fn many_keys_workload(kind: StoreKind, features: Features, n: usize, seed: u
         default_expire: 0,
         check_every: Some(n.max(1)),
         ops,
+        name_space: false,
     }
 }
 
@@ -787,6 +801,8 @@ mod tests {
             backup_restore: true,
             remove_storage: true,
             import_from: true,
+            read_only: true,
+            name_space: true,
         }
     }
 

@@ -64,6 +64,10 @@ pub enum Difference {
     /// own load) reads: it checks the CRC over the data file's old-style size, which v2.4.0+
     /// no longer write ([`crate::judge::recognise::file_valid_zero_header`]).
     IsFileValidZeroHeader,
+    /// A read-only instance of a store with key expiration refuses `enableAutoKeyExpire`
+    /// (v2.2.1+ check the mode before the meta's flag), so it reads every value with its
+    /// 4-byte expire-time suffix ([`crate::judge::recognise::read_only_without_expiry`]).
+    ReadOnlyWithoutExpiry,
 }
 
 impl Difference {
@@ -118,6 +122,9 @@ impl Difference {
             Difference::IsFileValidZeroHeader => {
                 "the static isFileValid reports a non-empty store invalid that the reader and the library's own load read"
             }
+            Difference::ReadOnlyWithoutExpiry => {
+                "a read-only instance of a store with key expiration refuses enableAutoKeyExpire and reads every value with its expire-time suffix"
+            }
         }
     }
 
@@ -141,6 +148,7 @@ impl Difference {
             Difference::SpeciousMetaV6 => "specious-meta-v6",
             Difference::CryptOverlongLength => "crypt-overlong-length",
             Difference::IsFileValidZeroHeader => "is-file-valid-zero-header",
+            Difference::ReadOnlyWithoutExpiry => "read-only-without-expiry",
         }
     }
 
@@ -394,6 +402,14 @@ pub const TABLE: &[Exception] = &[
         configs: Configs::All,
         why: "isFileValid computes the CRC over as many bytes as the data file's first 4 bytes say; v2.4.0+ no longer write them (the size lives in the meta file: they stay 0, or what an older version last wrote), so it compares the CRC of the wrong bytes with the meta's digest. Accepted only when the official says invalid, the reader reads the store, those 4 bytes are not the meta's actual size and the CRC over them differs from the meta's digest",
     },
+    Exception {
+        difference: Difference::ReadOnlyWithoutExpiry,
+        reference: "API: MMKV::enableAutoKeyExpire returns false for MMKV_READ_ONLY instances before it reads the meta's EnableKeyExipre flag (v2.2.1; v2.0.0-v2.2.0 return true when the flag is set)",
+        first: v(2, 2, 1),
+        last: None,
+        configs: Configs::All,
+        why: "the values of a store with key expiration end in a 4-byte expire time, which only an instance with expiration enabled strips; a read-only instance can no longer enable it, though the file has it on, and reads each value with the suffix as part of it. Accepted only when the read-only instance refused enableAutoKeyExpire while the meta file has the key-expiration flag; the read-write instance of the same files agrees with the reader",
+    },
 ];
 
 /// The row that accepts `difference` in `scope`, if any. Asking counts no use: the places
@@ -506,6 +522,10 @@ mod tests {
         (D::IsFileValidZeroHeader, "v2.4.0", false, false, true),
         (D::IsFileValidZeroHeader, "v2.4.2", true, true, true),
         (D::IsFileValidZeroHeader, "v2.3.0", false, false, false),
+        // Read-only instances without expiration: v2.2.1 and later, every configuration.
+        (D::ReadOnlyWithoutExpiry, "v2.2.1", false, true, true),
+        (D::ReadOnlyWithoutExpiry, "v2.4.2", true, false, true),
+        (D::ReadOnlyWithoutExpiry, "v2.2.0", false, false, false),
     ];
 
     #[test]

@@ -518,6 +518,25 @@ pub fn file_valid_zero_header(
     fails.then_some(row)
 }
 
+/// The row that explains the differences of a read-only official instance of the store whose
+/// data file is `path`, when it refused `enableAutoKeyExpire` (`enabled` false) while the
+/// meta file has the key-expiration flag: the table lists
+/// [`Difference::ReadOnlyWithoutExpiry`] for `scope`. The instance then reads every value
+/// with its expire-time suffix. `None` otherwise.
+pub fn read_only_without_expiry(
+    scope: &Scope,
+    path: &Path,
+    enabled: bool,
+) -> Option<&'static Exception> {
+    let row = accepted(Difference::ReadOnlyWithoutExpiry, scope)?;
+    if enabled {
+        return None;
+    }
+    let meta = std::fs::read(mmkv_reader::meta_path(path)).ok()?;
+    let meta = mmkv_reader::meta::MetaInfo::parse(&meta).ok()?;
+    meta.key_expire().then_some(row)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

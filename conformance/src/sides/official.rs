@@ -27,6 +27,29 @@ pub trait OfficialLib: Sync {
         crypt_key: Option<&[u8]>,
         aes256: bool,
     ) -> Result<Box<dyn OfficialStore>>;
+    /// Opens store `id` of `dir` with `MMKV_READ_ONLY` added to `mode`: an instance that maps
+    /// the files read-only and refuses every write. The library hands out one instance per
+    /// store and process, so every other instance of the store must be closed first.
+    /// `Ok(None)` where the version lacks the mode (before v2.0.0).
+    fn open_read_only(
+        &self,
+        dir: &Path,
+        id: &str,
+        mode: ModeKind,
+        crypt_key: Option<&[u8]>,
+        aes256: bool,
+    ) -> Result<Option<Box<dyn OfficialStore>>>;
+    /// Opens (creating if needed) store `id` through `MMKV::nameSpace(root).mmkvWithID`: the
+    /// files are in the folder `root` names once normalised (absolute, canonical, no
+    /// trailing slash). `Ok(None)` where the version lacks name spaces (before v2.1.0).
+    fn open_in_name_space(
+        &self,
+        root: &Path,
+        id: &str,
+        mode: ModeKind,
+        crypt_key: Option<&[u8]>,
+        aes256: bool,
+    ) -> Result<Option<Box<dyn OfficialStore>>>;
     /// `backupOneToDirectory(id, to, &from)`: the library's bool; `Ok(None)` when the version
     /// lacks it (before v1.2.11).
     fn backup_one(&self, id: &str, from: &Path, to: &Path) -> Result<Option<bool>>;

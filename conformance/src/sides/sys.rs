@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use mmkv_sys::{Instance, Mode, Official};
+use mmkv_sys::{Instance, Mode, Official, OpenAs};
 
 use crate::error::{Error, Result};
 use crate::sides::official::{LockCall, OfficialLib, OfficialStore};
@@ -53,6 +53,8 @@ impl SysLib {
         features.backup_restore &= caps.backup_restore;
         features.remove_storage &= caps.remove_storage;
         features.import_from &= caps.import_from;
+        features.read_only &= caps.read_only;
+        features.name_space &= caps.name_space;
         SysLib { official, features }
     }
 
@@ -79,19 +81,45 @@ impl OfficialLib for SysLib {
         crypt_key: Option<&[u8]>,
         aes256: bool,
     ) -> Result<Box<dyn OfficialStore>> {
-        let mode = match mode {
-            ModeKind::Single => Mode::Single,
-            ModeKind::Multi => Mode::Multi,
+        self.open_as(dir, id, mode, crypt_key, aes256, OpenAs::default())
+    }
+
+    fn open_read_only(
+        &self,
+        dir: &Path,
+        id: &str,
+        mode: ModeKind,
+        crypt_key: Option<&[u8]>,
+        aes256: bool,
+    ) -> Result<Option<Box<dyn OfficialStore>>> {
+        if !self.features.read_only {
+            return Ok(None);
+        }
+        let how = OpenAs {
+            read_only: true,
+            ..OpenAs::default()
         };
-        let inst = self
-            .official
-            .open(dir, id, mode, crypt_key, aes256)
-            .map_err(|e| self.err(e))?;
-        Ok(Box::new(SysStore {
-            official: self.official.clone(),
-            tag: self.tag().to_string(),
-            inst: Some(inst),
-        }))
+        self.open_as(dir, id, mode, crypt_key, aes256, how)
+            .map(Some)
+    }
+
+    fn open_in_name_space(
+        &self,
+        root: &Path,
+        id: &str,
+        mode: ModeKind,
+        crypt_key: Option<&[u8]>,
+        aes256: bool,
+    ) -> Result<Option<Box<dyn OfficialStore>>> {
+        if !self.features.name_space {
+            return Ok(None);
+        }
+        let how = OpenAs {
+            name_space: true,
+            ..OpenAs::default()
+        };
+        self.open_as(root, id, mode, crypt_key, aes256, how)
+            .map(Some)
     }
 
     fn backup_one(&self, id: &str, from: &Path, to: &Path) -> Result<Option<bool>> {
@@ -123,6 +151,30 @@ fn supported<T>(r: mmkv_sys::Result<T>) -> mmkv_sys::Result<Option<T>> {
 }
 
 impl SysLib {
+    fn open_as(
+        &self,
+        dir: &Path,
+        id: &str,
+        mode: ModeKind,
+        crypt_key: Option<&[u8]>,
+        aes256: bool,
+        how: OpenAs,
+    ) -> Result<Box<dyn OfficialStore>> {
+        let mode = match mode {
+            ModeKind::Single => Mode::Single,
+            ModeKind::Multi => Mode::Multi,
+        };
+        let inst = self
+            .official
+            .open_as(dir, id, mode, crypt_key, aes256, how)
+            .map_err(|e| self.err(e))?;
+        Ok(Box::new(SysStore {
+            official: self.official.clone(),
+            tag: self.tag().to_string(),
+            inst: Some(inst),
+        }))
+    }
+
     fn err(&self, e: mmkv_sys::Error) -> Error {
         Error::Official {
             tag: self.tag().to_string(),

@@ -40,6 +40,12 @@ pub struct Features {
     /// `importFrom` (v2.2.1+).
     #[serde(default)]
     pub import_from: bool,
+    /// The `MMKV_READ_ONLY` mode (v2.0.0+): a read-only instance is one more official side.
+    #[serde(default)]
+    pub read_only: bool,
+    /// `MMKV::nameSpace(rootDir)` (v2.1.0+): stores opened through a name space.
+    #[serde(default)]
+    pub name_space: bool,
 }
 
 impl Features {
@@ -59,6 +65,8 @@ impl Features {
             backup_restore: set.has(Feature::BackupRestore),
             remove_storage: set.has(Feature::RemoveStorage),
             import_from: set.has(Feature::ImportFrom),
+            read_only: set.has(Feature::ReadOnly),
+            name_space: set.has(Feature::NameSpace),
         }
     }
 
