@@ -262,6 +262,7 @@ fn ignoring_expiry_is_caught_and_shrunk() {
         past_expire_weight: 30,
         big_value_weight: 0,
         file_api: false,
+        name_space: false,
     };
     let ops = expect_failure(&lib, StoreKind::Expire, &reader, gen, 64, 256).ops;
     // Shrunk to one already-expired set, or (v1.3.0-v1.3.2 with seed 7, seen with all 50
@@ -293,6 +294,7 @@ fn ignoring_expiry_is_caught_with_a_one_second_expiry() {
         past_expire_weight: 0,
         big_value_weight: 0,
         file_api: false,
+        name_space: false,
     };
     let ops = expect_failure(&lib, StoreKind::Expire, &reader, gen, 8, 12).ops;
     assert!(ops.len() <= 2, "not minimal: {ops:?}");
@@ -324,9 +326,11 @@ const I32_VIA_U32: Broken = Broken {
 };
 
 fn small(max_ops: usize) -> GenConfig {
+    // Name spaces draw one more value per case, which moves later cases (and their shrinks).
     GenConfig {
         max_ops,
         short_expire_weight: 0,
+        name_space: false,
         ..GenConfig::default()
     }
 }
@@ -580,4 +584,44 @@ fn bytes_vec_bugs_are_caught() {
             NonUtf8StringVector,
         ),
     ]);
+}
+
+#[test]
+fn read_only_and_name_space_sides_catch_a_broken_reader() {
+    // The read-only official instance (v2.0.0+) is a reading side of its own: a reader that
+    // loses negative i32s must be caught there too, as on the reopened read-write instance,
+    // and in a store opened through a name space (v2.1.0+) as in a plain one.
+    let lib = newest_with(StoreKind::Plain);
+    let features = lib.features();
+    assert!(features.read_only && features.name_space, "{}", lib.tag());
+    let ops = vec![
+        Op::Set {
+            key: "k0".into(),
+            value: Value::I32(-5),
+            expire: None,
+        },
+        Op::Reopen,
+    ];
+    for name_space in [false, true] {
+        let workload = Workload {
+            name_space,
+            ..Workload::new(ops.clone())
+        };
+        let real =
+            run_workload(&lib, StoreKind::Plain, &workload, &RealReader::new()).expect("run");
+        assert!(real.passed(), "{}", real.diff_text());
+        // The reopen and the end.
+        assert_eq!(real.stats.read_only_checks, 2, "{:?}", real.stats);
+        assert_eq!(
+            real.stats.name_space_opens > 0,
+            name_space,
+            "{:?}",
+            real.stats
+        );
+        let broken = run_workload(&lib, StoreKind::Plain, &workload, &I32_VIA_U32).expect("run");
+        assert!(!broken.passed(), "{} was not caught", I32_VIA_U32.name);
+        let diff = broken.diff_text();
+        assert!(diff.contains("read-only official"), "{diff}");
+        assert!(diff.contains("reopened official"), "{diff}");
+    }
 }

@@ -30,6 +30,7 @@ fn sleepy_cell(tag: &str, seed: u64) -> CellSpec {
             past_expire_weight: 0,
             big_value_weight: 0,
             file_api: false,
+            name_space: false,
         }),
     }
 }

@@ -15,7 +15,11 @@
 //! `upstream-crypt-loader-zero-double.yaml` the encrypted loader of v1.2.0-v1.2.2 dropping a
 //! small value. `upstream-is-file-valid-zero-header.yaml` pins the static isFileValid of v2.4.0+
 //! calling every store with content invalid, and `file-changing-api.yaml` runs every
-//! file-changing call (each must run where the version has it). A workload with continuations (`then:`, a migration) is replayed from every
+//! file-changing call (each must run where the version has it).
+//! `upstream-read-only-without-expiry.yaml` pins the read-only instances of v2.2.1+ that cannot
+//! enable key expiration, `upstream-read-only-empty-store.yaml` the read-only load of an empty
+//! store that crashes v2.0.0-v2.2.4 (skipped), and `name-space.yaml` a store opened through a
+//! name space (v2.1.0+). A workload with continuations (`then:`, a migration) is replayed from every
 //! built version of its pin's first range into every later built version:
 //! `upstream-v1.2.0-writeback-over-v1.1.yaml` pins v1.2.0's full write-back over a v1.1.x file.
 
@@ -212,6 +216,57 @@ fn saved_workloads_pass_on_every_built_version() {
                     u64::from(features.backup_restore),
                     "{tag}: {:?}",
                     outcome.stats
+                );
+            }
+            let got = Tag::parse(tag).expect("tag");
+            let codes: Vec<_> = (outcome.divergences.iter())
+                .map(|d| d.exception.difference.code())
+                .collect();
+            if file.ends_with("upstream-read-only-without-expiry.yaml") {
+                // The read-only side differs on v2.2.1+ only, and runs from v2.0.0 (the reopen
+                // and the end).
+                let affected = got >= v(2, 2, 1);
+                assert_eq!(
+                    !codes.is_empty(),
+                    affected,
+                    "{tag}: the read-only instance differs only on v2.2.1+: {}",
+                    outcome.diff_text()
+                );
+                assert!(
+                    codes.iter().all(|c| *c == "read-only-without-expiry"),
+                    "{codes:?}"
+                );
+                let checks = if features.read_only { 2 } else { 0 };
+                assert_eq!(
+                    outcome.stats.read_only_checks, checks,
+                    "{tag}: {:?}",
+                    outcome.stats
+                );
+            }
+            if file.ends_with("upstream-read-only-empty-store.yaml") {
+                // The end (an empty store) is skipped where the read-only load crashes.
+                let crashes = (v(2, 0, 0)..v(2, 3, 0)).contains(&got);
+                let (checks, skipped) = match (features.read_only, crashes) {
+                    (false, _) => (0, 0),
+                    (true, true) => (1, 1),
+                    (true, false) => (2, 0),
+                };
+                let stats = &outcome.stats;
+                assert_eq!(
+                    (stats.read_only_checks, stats.read_only_skipped),
+                    (checks, skipped),
+                    "{tag}: {stats:?}"
+                );
+            }
+            if file.ends_with("name-space.yaml") {
+                // Start, two reopens and the read-only checks' reopens, all through the name
+                // space where the version has one.
+                let opens = outcome.stats.name_space_opens;
+                assert_eq!(opens > 0, features.name_space, "{tag}: {:?}", outcome.stats);
+                assert!(
+                    outcome.store_dir.ends_with("name-space"),
+                    "{:?}",
+                    outcome.store_dir
                 );
             }
             if file.ends_with("upstream-1351-encrypted-overwrite.yaml") {

@@ -321,11 +321,15 @@ pub struct GenConfig {
     pub big_value_weight: u32,
     /// Generate the file-changing calls too (sync, clearMemoryCache, locks, compare-before-set,
     /// backup/restore, isFileValid, removeStorage, importFrom), where the version has them.
-    #[serde(default = "file_api_default")]
+    #[serde(default = "default_on")]
     pub file_api: bool,
+    /// Run half the workloads of a version with name spaces in one ([`Workload::name_space`]).
+    #[serde(default = "default_on")]
+    pub name_space: bool,
 }
 
-fn file_api_default() -> bool {
+/// The default of the knobs that are on unless turned off (`file_api`, `name_space`).
+fn default_on() -> bool {
     true
 }
 
@@ -337,6 +341,7 @@ impl Default for GenConfig {
             past_expire_weight: 8,
             big_value_weight: 8,
             file_api: true,
+            name_space: true,
         }
     }
 }
@@ -697,7 +702,7 @@ pub fn workload_strategy(
         Just(0u32).boxed()
     };
     // Half the workloads of a version with name spaces run in one (shrinking goes to false).
-    let name_space = if features.name_space {
+    let name_space = if features.name_space && cfg.name_space {
         prop::bool::ANY.boxed()
     } else {
         Just(false).boxed()
