@@ -17,6 +17,12 @@
 //! 3. at a `Reopen`, at the end, or when step 2 found a difference: closes and reopens the
 //!    official instance (its state now comes from the files only) and compares the same
 //!    captured reads again, then a new capture of both readers.
+//! 4. at a `Reopen`, after a restore and at the end, where the version has `MMKV_READ_ONLY`:
+//!    closes the official instance, captures a fresh reader and compares it with a read-only
+//!    instance of the files, then opens the read-write instance again.
+//!
+//! A workload with [`Workload::name_space`] keeps its store in a folder of its own and opens it
+//! through `MMKV::nameSpace` wherever the version has name spaces.
 //!
 //! The reader is judged against what the official library makes of the FILES: a difference
 //! with the reopened instance is a failure. A difference seen only with the live instance
@@ -140,13 +146,12 @@ pub fn run_steps(
     let id = kind.id().to_string();
     // A name-space workload keeps its store in a folder of its own, which the name space's
     // root names (see `name_space_root`).
-    let store_dir = match workload.name_space {
-        true => {
-            let d = dir.path().join(NAME_SPACE_DIR);
-            std::fs::create_dir(&d).map_err(|e| Error::io(&d, e))?;
-            d
-        }
-        false => dir.path().to_path_buf(),
+    let store_dir = if workload.name_space {
+        let d = dir.path().join(NAME_SPACE_DIR);
+        std::fs::create_dir(&d).map_err(|e| Error::io(&d, e))?;
+        d
+    } else {
+        dir.path().to_path_buf()
     };
     let keys: Vec<Vec<u8>> = touched_keys(steps.iter().flat_map(|s| s.ops.iter()))
         .into_iter()
@@ -260,9 +265,10 @@ fn open_official(
     stats: &mut RunStats,
 ) -> Result<Box<dyn OfficialStore>> {
     let (key, aes256) = (config.crypt_key.as_deref(), config.aes256);
-    let in_name_space = match config.name_space {
-        true => lib.open_in_name_space(&name_space_root(dir), id, config.mode, key, aes256)?,
-        false => None,
+    let in_name_space = if config.name_space {
+        lib.open_in_name_space(&name_space_root(dir), id, config.mode, key, aes256)?
+    } else {
+        None
     };
     if in_name_space.is_some() {
         stats.name_space_opens += 1;

@@ -64,9 +64,10 @@ pub enum Difference {
     /// own load) reads: it checks the CRC over the data file's old-style size, which v2.4.0+
     /// no longer write ([`crate::judge::recognise::file_valid_zero_header`]).
     IsFileValidZeroHeader,
-    /// A read-only instance of a store with key expiration refuses `enableAutoKeyExpire`
-    /// (v2.2.1+ check the mode before the meta's flag), so it reads every value with its
-    /// 4-byte expire-time suffix ([`crate::judge::recognise::read_only_without_expiry`]).
+    /// A read-only instance of a store with key expiration runs without it: v2.3.0+ stop
+    /// loading the meta before its key-expiration flag, and `enableAutoKeyExpire` refuses
+    /// read-only instances, so it reads every value with its 4-byte expire-time suffix
+    /// ([`crate::judge::recognise::read_only_without_expiry`]).
     ReadOnlyWithoutExpiry,
 }
 
@@ -123,7 +124,7 @@ impl Difference {
                 "the static isFileValid reports a non-empty store invalid that the reader and the library's own load read"
             }
             Difference::ReadOnlyWithoutExpiry => {
-                "a read-only instance of a store with key expiration refuses enableAutoKeyExpire and reads every value with its expire-time suffix"
+                "a read-only instance of a store with key expiration runs without it and reads every value with its expire-time suffix"
             }
         }
     }
@@ -404,11 +405,11 @@ pub const TABLE: &[Exception] = &[
     },
     Exception {
         difference: Difference::ReadOnlyWithoutExpiry,
-        reference: "API: MMKV::enableAutoKeyExpire returns false for MMKV_READ_ONLY instances before it reads the meta's EnableKeyExipre flag (v2.2.1; v2.0.0-v2.2.0 return true when the flag is set)",
-        first: v(2, 2, 1),
+        reference: "API: v2.3.0 MMKV::loadMetaInfoAndCheck returns for MMKV_READ_ONLY instances before it reads the meta's EnableKeyExipre flag, and enableAutoKeyExpire returns false for them (v2.2.1)",
+        first: v(2, 3, 0),
         last: None,
         configs: Configs::All,
-        why: "the values of a store with key expiration end in a 4-byte expire time, which only an instance with expiration enabled strips; a read-only instance can no longer enable it, though the file has it on, and reads each value with the suffix as part of it. Accepted only when the read-only instance refused enableAutoKeyExpire while the meta file has the key-expiration flag; the read-write instance of the same files agrees with the reader",
+        why: "the values of a store with key expiration end in a 4-byte expire time, which only an instance with expiration on strips; v2.0.0-v2.2.4 turn it on at load from the meta's flag, v2.3.0+ skip that for a read-only instance, which can no longer enable it either, and read each value with the suffix as part of it. Accepted only when the read-only instance refused enableAutoKeyExpire while the meta file has the key-expiration flag; the read-write instance of the same files agrees with the reader",
     },
 ];
 
@@ -522,10 +523,10 @@ mod tests {
         (D::IsFileValidZeroHeader, "v2.4.0", false, false, true),
         (D::IsFileValidZeroHeader, "v2.4.2", true, true, true),
         (D::IsFileValidZeroHeader, "v2.3.0", false, false, false),
-        // Read-only instances without expiration: v2.2.1 and later, every configuration.
-        (D::ReadOnlyWithoutExpiry, "v2.2.1", false, true, true),
+        // Read-only instances without expiration: v2.3.0 and later, every configuration.
+        (D::ReadOnlyWithoutExpiry, "v2.3.0", false, true, true),
         (D::ReadOnlyWithoutExpiry, "v2.4.2", true, false, true),
-        (D::ReadOnlyWithoutExpiry, "v2.2.0", false, false, false),
+        (D::ReadOnlyWithoutExpiry, "v2.2.4", false, false, false),
     ];
 
     #[test]

@@ -521,8 +521,9 @@ pub fn file_valid_zero_header(
 /// The row that explains the differences of a read-only official instance of the store whose
 /// data file is `path`, when it refused `enableAutoKeyExpire` (`enabled` false) while the
 /// meta file has the key-expiration flag: the table lists
-/// [`Difference::ReadOnlyWithoutExpiry`] for `scope`. The instance then reads every value
-/// with its expire-time suffix. `None` otherwise.
+/// [`Difference::ReadOnlyWithoutExpiry`] for `scope`. The instance then runs without
+/// expiration (v2.3.0+ do not take it from the meta for read-only instances) and reads every
+/// value with its expire-time suffix. `None` otherwise.
 pub fn read_only_without_expiry(
     scope: &Scope,
     path: &Path,
