@@ -1306,16 +1306,29 @@ impl<'a> Runner<'a> {
             }
             _ => true,
         };
-        let mismatches = match &reads {
-            Err(m) => vec![m.clone()],
+        let features = self.lib.features();
+        let (mismatches, exception) = match &reads {
+            Err(m) => (vec![m.clone()], None),
             Ok(r) => {
-                let answers =
-                    ask_official(read_only.as_mut(), &self.lib.features(), [r], &getters)?;
-                judge_reads(&answers, &self.scope(), r, &getters)
+                let answers = ask_official(read_only.as_mut(), &features, [r], &getters)?;
+                let mismatches = judge_reads(&answers, &self.scope(), r, &getters);
+                let path = self.path();
+                let explained = (!mismatches.is_empty())
+                    .then(|| {
+                        read_only_without_expiry(
+                            &self.scope(),
+                            &self.files(&path),
+                            expiry_enabled,
+                            self.reader,
+                            (&self.keys, &getters),
+                            &answers,
+                        )
+                    })
+                    .flatten();
+                (mismatches, explained)
             }
         };
         read_only.close()?;
-        let exception = read_only_without_expiry(&self.scope(), &self.path(), expiry_enabled);
         self.official =
             open_official(self.lib, &self.dir, &self.id, &self.config, &mut self.stats)?;
         self.stats.read_only_checks += 1;

@@ -8,8 +8,10 @@ use std::path::{Path, PathBuf};
 use mmkv_sys::ErrorStrategy;
 
 use crate::error::{Error, Result};
+use crate::judge::compare::{capture_reader, judge_reads, OfficialAnswers};
 use crate::judge::exceptions::{accepted, Difference, Exception, Scope};
 use crate::sides::reads::{open_store, Reads};
+use crate::sides::view::ReaderFactory;
 use crate::vocab::kind::StoreKind;
 use crate::vocab::{le32, STORE_ID};
 
@@ -518,24 +520,45 @@ pub fn file_valid_zero_header(
     fails.then_some(row)
 }
 
-/// The row that explains the differences of a read-only official instance of the store whose
-/// data file is `path`, when it refused `enableAutoKeyExpire` (`enabled` false) while the
-/// meta file has the key-expiration flag: the table lists
-/// [`Difference::ReadOnlyWithoutExpiry`] for `scope`. The instance then runs without
-/// expiration (v2.3.0+ do not take it from the meta for read-only instances) and reads every
-/// value with its expire-time suffix. `None` otherwise.
+/// The row that explains the differences of a read-only official instance of `files`, which
+/// answered `answers` for `keys` and `getters`: the table lists
+/// [`Difference::ReadOnlyWithoutExpiry`] for `scope`, the instance refused
+/// `enableAutoKeyExpire` (`enabled` false) while the meta file has the key-expiration flag,
+/// and `reader`, given a copy of the files whose meta has that flag cleared, reads exactly what
+/// the instance answered: it ran without expiration (v2.3.0+ do not take it from the meta for
+/// a read-only instance), reading each value with its expire-time suffix and no key as
+/// expired. `None` otherwise.
 pub fn read_only_without_expiry(
     scope: &Scope,
-    path: &Path,
+    files: &StoreFiles<'_>,
     enabled: bool,
+    reader: &dyn ReaderFactory,
+    (keys, getters): (&[Vec<u8>], &[crate::vocab::value::ValueType]),
+    answers: &OfficialAnswers,
 ) -> Option<&'static Exception> {
     let row = accepted(Difference::ReadOnlyWithoutExpiry, scope)?;
     if enabled {
         return None;
     }
-    let meta = std::fs::read(mmkv_reader::meta_path(path)).ok()?;
-    let meta = mmkv_reader::meta::MetaInfo::parse(&meta).ok()?;
-    meta.key_expire().then_some(row)
+    let meta_file = mmkv_reader::meta_path(files.path);
+    let mut meta = std::fs::read(&meta_file).ok()?;
+    if !mmkv_reader::meta::MetaInfo::parse(&meta).ok()?.key_expire() {
+        return None;
+    }
+    let flags = mmkv_reader::meta::OFF_FLAGS;
+    meta.get_mut(flags..flags + 8)?.fill(0);
+    let copy = tempfile::Builder::new()
+        .prefix("read-only-without-expiry-")
+        .tempdir()
+        .ok()?;
+    let data = copy.path().join(files.path.file_name()?);
+    std::fs::copy(files.path, &data).ok()?;
+    std::fs::write(mmkv_reader::meta_path(&data), &meta).ok()?;
+    let view = reader.open(&data, files.crypt_key, files.aes256).ok()?;
+    let reads = capture_reader(view.as_ref(), keys, getters);
+    judge_reads(answers, scope, &reads, getters)
+        .is_empty()
+        .then_some(row)
 }
 
 #[cfg(test)]
