@@ -624,4 +624,23 @@ fn read_only_and_name_space_sides_catch_a_broken_reader() {
         assert!(diff.contains("read-only official"), "{diff}");
         assert!(diff.contains("reopened official"), "{diff}");
     }
+    // An expiring store: from v2.3.0 the read-only instance runs without expiration (an
+    // accepted difference, recognised by re-reading the files without the flag), which must
+    // not hide the broken reader on that side.
+    let lib = newest_with(StoreKind::Expire);
+    let workload = Workload::new(ops);
+    let real = run_workload(&lib, StoreKind::Expire, &workload, &RealReader::new()).expect("run");
+    assert!(real.passed(), "{}", real.diff_text());
+    let codes: Vec<_> = (real.divergences.iter())
+        .map(|d| d.exception.difference.code())
+        .collect();
+    assert!(
+        codes.contains(&"read-only-without-expiry"),
+        "{}: {codes:?}",
+        lib.tag()
+    );
+    let broken = run_workload(&lib, StoreKind::Expire, &workload, &I32_VIA_U32).expect("run");
+    let unexplained =
+        (broken.mismatches.iter()).any(|(stage, _)| stage.contains("read-only official"));
+    assert!(unexplained, "{}", broken.diff_text());
 }

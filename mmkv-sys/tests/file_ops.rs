@@ -1,4 +1,4 @@
-//! The file-changing calls of ABI 4 on every built version: lock/try_lock/unlock, sync,
+//! The file-changing calls (shim ABI 4+) on every built version: lock/try_lock/unlock, sync,
 //! clearMemoryCache, compare-before-set, backup and restore of one store, the static
 //! isFileValid and removeStorage, importFrom. Each runs exactly where versions.yaml lists its
 //! feature, and does what its name says (values read back through the official getters).
