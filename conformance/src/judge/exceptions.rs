@@ -409,7 +409,7 @@ pub const TABLE: &[Exception] = &[
         first: v(2, 3, 0),
         last: None,
         configs: Configs::All,
-        why: "the values of a store with key expiration end in a 4-byte expire time, which only an instance with expiration on strips; v2.0.0-v2.2.4 turn it on at load from the meta's flag, v2.3.0+ skip that for a read-only instance, which can no longer enable it either, and read each value with the suffix as part of it. Accepted only when the read-only instance refused enableAutoKeyExpire while the meta file has the key-expiration flag, and the reader, given a copy of the files whose meta has that flag cleared, reads exactly what the instance answered; the read-write instance of the same files agrees with the reader",
+        why: "the values of a store with key expiration end in a 4-byte expire time, which only an instance with expiration on strips; v2.0.0-v2.2.4 turn it on at load from the meta's flag, v2.3.0+ skip that for a read-only instance, which can no longer enable it either, and read each value with the suffix as part of it. Accepted only when the read-only instance refused enableAutoKeyExpire while the meta file has the key-expiration flag, and the reader, given a copy of the files whose meta has that flag cleared, reads what the difference compared exactly as the instance answered it; the read-write instance of the same files agrees with the reader",
     },
 ];
 

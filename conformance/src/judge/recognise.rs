@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use mmkv_sys::ErrorStrategy;
 
 use crate::error::{Error, Result};
-use crate::judge::compare::{capture_reader, judge_reads, OfficialAnswers};
+use crate::judge::compare::{capture_reader, judge_reads, Compared, Mismatch, OfficialAnswers};
 use crate::judge::exceptions::{accepted, Difference, Exception, Scope};
 use crate::sides::reads::{open_store, Reads};
 use crate::sides::view::ReaderFactory;
@@ -520,14 +520,14 @@ pub fn file_valid_zero_header(
     fails.then_some(row)
 }
 
-/// The row that explains the differences of a read-only official instance of `files`, which
-/// answered `answers` for `keys` and `getters`: the table lists
-/// [`Difference::ReadOnlyWithoutExpiry`] for `scope`, the instance refused
-/// `enableAutoKeyExpire` (`enabled` false) while the meta file has the key-expiration flag,
-/// and `reader`, given a copy of the files whose meta has that flag cleared, reads exactly what
-/// the instance answered: it ran without expiration (v2.3.0+ do not take it from the meta for
-/// a read-only instance), reading each value with its expire-time suffix and no key as
-/// expired. `None` otherwise.
+/// What explains the differences of a read-only official instance of `files`, which
+/// answered `answers` for `keys` and `getters` ([`WithoutExpiry::explains`]): the table lists
+/// [`Difference::ReadOnlyWithoutExpiry`] for `scope` and the instance refused
+/// `enableAutoKeyExpire` (`enabled` false) while the meta file has the key-expiration flag.
+/// Then it ran without expiration (v2.3.0+ do not take it from the meta for a read-only
+/// instance), reading each value with its expire-time suffix and no key as expired: `reader`
+/// reads a copy of the files whose meta has that flag cleared, and each of the instance's
+/// answers it reads alike is explained. `None` otherwise.
 pub fn read_only_without_expiry(
     scope: &Scope,
     files: &StoreFiles<'_>,
@@ -535,7 +535,7 @@ pub fn read_only_without_expiry(
     reader: &dyn ReaderFactory,
     (keys, getters): (&[Vec<u8>], &[crate::vocab::value::ValueType]),
     answers: &OfficialAnswers,
-) -> Option<&'static Exception> {
+) -> Option<WithoutExpiry> {
     let row = accepted(Difference::ReadOnlyWithoutExpiry, scope)?;
     if enabled {
         return None;
@@ -556,9 +556,28 @@ pub fn read_only_without_expiry(
     std::fs::write(mmkv_reader::meta_path(&data), &meta).ok()?;
     let view = reader.open(&data, files.crypt_key, files.aes256).ok()?;
     let reads = capture_reader(view.as_ref(), keys, getters);
-    judge_reads(answers, scope, &reads, getters)
-        .is_empty()
-        .then_some(row)
+    let unexplained = judge_reads(answers, scope, &reads, getters)
+        .into_iter()
+        .map(|m| (m.key, m.what))
+        .collect();
+    Some(WithoutExpiry { row, unexplained })
+}
+
+/// A read-only instance that ran without expiration ([`read_only_without_expiry`]).
+#[derive(Debug)]
+pub struct WithoutExpiry {
+    row: &'static Exception,
+    /// What the reader read differently from the instance on the copy without the flag.
+    unexplained: Vec<(Option<Vec<u8>>, Compared)>,
+}
+
+impl WithoutExpiry {
+    /// The row, when the reader on the copy without the flag read what `m` compared as the
+    /// instance answered it.
+    pub fn explains(&self, m: &Mismatch) -> Option<&'static Exception> {
+        let differs = (self.unexplained.iter()).any(|(k, what)| *k == m.key && *what == m.what);
+        (!differs).then_some(self.row)
+    }
 }
 
 #[cfg(test)]
