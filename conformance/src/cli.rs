@@ -82,7 +82,7 @@ pub enum Command {
         broken: Option<Broken>,
     },
     /// Explore on a time budget: property runs with fresh seeds over every built version and
-    /// kind, migration pairs, fault and power-loss batches; failures shrunk, saved and grouped
+    /// kind, migration pairs, fault, power-loss and disk-error batches; failures shrunk, saved and grouped
     /// by signature.
     Hunt(HuntArgs),
     /// Check one corpus folder (manifest.json + stores) with the reader.
@@ -406,8 +406,8 @@ pub struct HuntArgs {
     /// Migration cases per run (0: no migration runs).
     #[arg(long, default_value_t = conformance::hunt::DEFAULT_MIGRATION_CASES)]
     pub migration_cases: u32,
-    /// Only these suites (comma-separated: differential, migration, fault, powerloss;
-    /// default: all).
+    /// Only these suites (comma-separated: differential, migration, fault, powerloss,
+    /// diskerr; default: all).
     #[arg(long, value_delimiter = ',')]
     pub suites: Vec<Suite>,
     /// Fault-suite states per round and version (0: no fault batches).
@@ -416,6 +416,9 @@ pub struct HuntArgs {
     /// Power-loss crash states per round and version (0: no power-loss batches).
     #[arg(long, default_value_t = conformance::hunt::DEFAULT_POWERLOSS_STATES)]
     pub powerloss_states: usize,
+    /// Disk-error states per round and version (0: no disk-error batches).
+    #[arg(long, default_value_t = conformance::hunt::DEFAULT_DISKERR_STATES)]
+    pub diskerr_states: usize,
     /// Most operations per generated workload.
     #[arg(long, default_value_t = GenConfig::default().max_ops)]
     pub max_ops: usize,
@@ -498,6 +501,7 @@ impl HuntArgs {
                 migration_cases: self.migration_cases,
                 fault_states: self.fault_states,
                 powerloss_states: self.powerloss_states,
+                diskerr_states: self.diskerr_states,
                 state_reader,
                 gen: GenConfig {
                     max_ops: self.max_ops,

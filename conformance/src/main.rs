@@ -13,7 +13,7 @@ use conformance::differential::failures::load_repro;
 use conformance::differential::runner::run_repro;
 use conformance::diskerr::suite::DiskerrConfig;
 use conformance::fault::cli::exit_status;
-use conformance::fault::suite::SuiteConfig;
+use conformance::fault::suite::{SuiteCommon, SuiteConfig};
 use conformance::powerloss::suite::PowerlossConfig;
 use conformance::record::pages::record_page_corpus;
 use conformance::record::{record_corpus, RecordSpec};
@@ -139,28 +139,29 @@ fn report(mut run: ReportRun, output: &Output) -> conformance::Result<ExitCode> 
             break;
         }
         let exe = ChildExe::this()?.with_page_size(size);
+        // A suite's shared fields as the report sets them, and the line that says its run.
+        let common = |c: &mut SuiteCommon, what: &str| {
+            c.tags = live.clone();
+            c.seed = run.fault_seed;
+            c.jobs = run.jobs;
+            eprintln!(
+                "{what} at {} pages over {}",
+                conformance::report::pages::label(size),
+                c.tags.join(", ")
+            );
+        };
         let mut fc = SuiteConfig::new(exe.clone(), run.fault_states);
-        fc.tags = live.clone();
-        fc.seed = run.fault_seed;
-        fc.jobs = run.jobs;
-        eprintln!(
-            "fault suite: {} damaged states at {} pages over {}",
-            run.fault_states,
-            conformance::report::pages::label(size),
-            fc.tags.join(", ")
+        common(
+            &mut fc.common,
+            &format!("fault suite: {} damaged states", run.fault_states),
         );
         let section = conformance::fault::cli::run_printing(&fc, false)?;
         faults = conformance::vocab::merge::Merge::merged(faults.into_iter().chain([section]));
         if run.powerloss_states > 0 {
             let mut pc = PowerlossConfig::new(exe.clone(), run.powerloss_states);
-            pc.tags = live.clone();
-            pc.seed = run.fault_seed;
-            pc.jobs = run.jobs;
-            eprintln!(
-                "power-loss suite: {} crash states at {} pages over {}",
-                run.powerloss_states,
-                conformance::report::pages::label(size),
-                pc.tags.join(", ")
+            common(
+                &mut pc.common,
+                &format!("power-loss suite: {} crash states", run.powerloss_states),
             );
             let section = conformance::powerloss::cli::run_printing(&pc, false)?;
             powerloss =
@@ -168,14 +169,9 @@ fn report(mut run: ReportRun, output: &Output) -> conformance::Result<ExitCode> 
         }
         if run.diskerr_states > 0 {
             let mut dc = DiskerrConfig::new(exe.clone(), run.diskerr_states);
-            dc.tags = live.clone();
-            dc.seed = run.fault_seed;
-            dc.jobs = run.jobs;
-            eprintln!(
-                "disk-error suite: {} states at {} pages over {}",
-                run.diskerr_states,
-                conformance::report::pages::label(size),
-                dc.tags.join(", ")
+            common(
+                &mut dc.common,
+                &format!("disk-error suite: {} states", run.diskerr_states),
             );
             let section = conformance::diskerr::cli::run_printing(&dc, false)?;
             diskerr =

@@ -6,43 +6,21 @@
 //! with the empty schedule leaves the power-loss writer's final state.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-use conformance::diskerr::suite::{run_diskerr, DiskerrConfig, SCHEDULED};
+use conformance::diskerr::suite::{draw_plan, run_diskerr, DiskerrConfig, SCHEDULED};
 use conformance::fault::cli::states_from_env;
+use conformance::fault::suite::targets;
 use conformance::vocab::STORE_ID;
 use conformance::writer::child::ChildExe;
 use conformance::writer::{Done, Plan, WriterSpec};
 use conformance::StoreKind;
 
-/// The newest built version (the tests need one).
-fn newest() -> Option<String> {
-    let tag = mmkv_sys::built_versions().last().map(|t| t.to_string());
-    if tag.is_none() {
-        eprintln!("no official version built (MMKV_VERSIONS=none): nothing to compare against");
-    }
-    tag
-}
+mod common;
+
+use common::{conformance_in, newest, text, with_break};
 
 fn exe() -> ChildExe {
     ChildExe::conformance(env!("CARGO_BIN_EXE_conformance"))
-}
-
-fn conformance(args: &[&str], failures: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_conformance"))
-        .args(args)
-        .env("CONFORMANCE_FAILURES_DIR", failures)
-        .env_remove("DISKERR_STATES")
-        .output()
-        .expect("run conformance")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 #[test]
@@ -53,10 +31,14 @@ fn reader_agrees_with_official_on_disk_error_states() {
     conformance::vocab::seed::announce();
     let failures = tempfile::tempdir().unwrap();
     let mut cfg = DiskerrConfig::new(exe(), states_from_env("DISKERR_STATES", 36));
-    cfg.save = Some(failures.path().to_path_buf());
+    cfg.common.save = Some(failures.path().to_path_buf());
     let s = run_diskerr(&cfg, |_| {}).unwrap();
     println!("{}", s.to_text());
-    assert_eq!(s.states as usize, cfg.states);
+    assert_eq!(s.states as usize, cfg.common.states);
+    // The run carries the plan its seed draws (what the report's digest covers).
+    let c = &cfg.common;
+    let drawn = draw_plan(&cfg, &targets(&c.tags, &c.kinds, true).unwrap());
+    assert_eq!(s.plan_digests, vec![drawn]);
     // The schedules fail every call they draw from, and the API saw it.
     for call in SCHEDULED {
         assert!(
@@ -90,13 +72,13 @@ fn a_broken_reader_is_caught_on_disk_error_states() {
     };
     let failures = tempfile::tempdir().unwrap();
     let json = failures.path().join("diskerr.json");
-    let run = |extra: &[&str]| {
+    let run = |extra: &[&str], broken: Option<&str>| {
         let mut args = vec!["faults", "diskerr", "--states", "12", "--tags", &tag];
         args.extend_from_slice(&["--kinds", "plain", "--json", json.to_str().unwrap()]);
         args.extend_from_slice(extra);
-        conformance(&args, failures.path())
+        conformance_in(&with_break(&args, broken), Some(failures.path()))
     };
-    let o = run(&["--break", "i32-via-u32"]);
+    let o = run(&[], Some("i32-via-u32"));
     assert_eq!(
         o.status.code(),
         Some(1),
@@ -115,12 +97,12 @@ fn a_broken_reader_is_caught_on_disk_error_states() {
         .expect("a disagreeing state saved");
     assert!(saved.join("state").join(STORE_ID).is_file());
     let replay = saved.to_str().unwrap();
-    let broken = run(&["--replay", replay, "--break", "i32-via-u32"]);
+    let broken = run(&["--replay", replay], Some("i32-via-u32"));
     assert_eq!(broken.status.code(), Some(1), "{}", text(&broken));
     assert!(text(&broken).contains("DISAGREE"), "{}", text(&broken));
-    let real = run(&["--replay", replay]);
+    let real = run(&["--replay", replay], None);
     assert_eq!(real.status.code(), Some(0), "{}", text(&real));
-    let o = run(&[]);
+    let o = run(&[], None);
     assert_eq!(
         o.status.code(),
         Some(0),

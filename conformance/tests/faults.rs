@@ -39,9 +39,13 @@ fn states() -> usize {
 fn reader_agrees_with_official_on_damaged_states() {
     let Some(cfg) = config(states()) else { return };
     let summary = run_suite(&cfg, |_| {}).unwrap();
-    let section = FaultSection::of(&summary, cfg.seed);
+    let section = FaultSection::of(&summary, cfg.common.seed);
     println!("{}", section.to_text());
-    assert_eq!(summary.states(), cfg.states, "the suite judged every state");
+    assert_eq!(
+        summary.states(),
+        cfg.common.states,
+        "the suite judged every state"
+    );
     assert!(summary.killed_runs > 0, "some writers were killed");
     // The comparison saw real data: most states are read with keys by both sides.
     let agree_with_keys = summary
@@ -73,13 +77,17 @@ fn reader_agrees_with_official_on_damaged_states() {
 #[test]
 fn the_result_does_not_depend_on_jobs() {
     let Some(mut cfg) = config(72) else { return };
-    cfg.save = None;
+    cfg.common.save = None;
     let mut runs = Vec::new();
     for jobs in [1, 2] {
-        cfg.jobs = jobs;
+        cfg.common.jobs = jobs;
         let mut order = Vec::new();
         let s = run_suite(&cfg, |r| order.push(r.index)).unwrap();
-        assert_eq!(order, (0..cfg.states).collect::<Vec<_>>(), "jobs {jobs}");
+        assert_eq!(
+            order,
+            (0..cfg.common.states).collect::<Vec<_>>(),
+            "jobs {jobs}"
+        );
         runs.push(s);
     }
     let (one, two) = (&runs[0], &runs[1]);
@@ -160,8 +168,8 @@ fn drops_a_key(
 #[test]
 fn broken_readers_are_caught() {
     let Some(mut cfg) = config(48) else { return };
-    cfg.save = None;
-    cfg.reader = drops_a_key;
+    cfg.common.save = None;
+    cfg.common.reader = drops_a_key;
     let s = run_suite(&cfg, |_| {}).unwrap();
     assert!(
         !s.disagreements().is_empty(),
@@ -171,8 +179,8 @@ fn broken_readers_are_caught() {
     // Last-confirmed fallbacks happen when a writer dies between its data write and its meta
     // update, or when the meta CRC is flipped: search a few seeds for one.
     let Some(mut cfg) = config(200) else { return };
-    cfg.save = None;
-    cfg.reader = no_fallback;
+    cfg.common.save = None;
+    cfg.common.reader = no_fallback;
     let s = run_suite(&cfg, |_| {}).unwrap();
     let fallbacks = s.records.iter().filter(|r| r.disagrees()).count();
     assert!(
@@ -419,10 +427,14 @@ fn reader_agrees_with_official_at_16k_pages() {
     let Some(mut cfg) = config(states()) else {
         return;
     };
-    cfg.exe = cfg.exe.with_page_size(16384);
+    cfg.common.exe = cfg.common.exe.with_page_size(16384);
     let s = run_suite(&cfg, |_| {}).unwrap();
-    let section = FaultSection::of(&s, cfg.seed);
+    let section = FaultSection::of(&s, cfg.common.seed);
     println!("{}", section.to_text());
-    assert_eq!(s.states(), cfg.states, "the suite judged every state");
+    assert_eq!(
+        s.states(),
+        cfg.common.states,
+        "the suite judged every state"
+    );
     assert!(s.disagreements().is_empty(), "{:?}", s.disagreements());
 }

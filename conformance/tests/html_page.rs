@@ -87,6 +87,30 @@ fn matrix_has_a_row_per_tag_and_the_failing_cell_its_replay_command() {
         .unwrap();
     assert!(powerloss.contains("40 power-loss state(s) judged, 0 disagreeing"));
     assert!(powerloss.contains("<th scope=\"row\">v2.4.2</th><td class=\"num\">40</td><td class=\"num\">37</td><td class=\"num\">3</td>"));
+    // the disk-error suite: the same table, its disagreement and upstream finding (whose
+    // store-derived text is escaped, `store_derived_text_is_escaped`)
+    let diskerr = page
+        .split("<section id=\"diskerr\">")
+        .nth(1)
+        .unwrap()
+        .split("</section>")
+        .next()
+        .unwrap();
+    assert!(page.contains("<a href=\"#diskerr\">Disk errors</a>"));
+    assert!(diskerr.contains("<span class=\"v fail\">FAIL</span> 24 disk-error state(s) judged, 1 disagreeing, 1 upstream finding(s)"), "{diskerr}");
+    assert!(diskerr.contains("<th scope=\"row\">v2.4.2</th><td class=\"num\">24</td><td class=\"num\">21</td><td class=\"num\">1</td><td class=\"num\">2</td>"), "{diskerr}");
+    assert!(
+        diskerr.contains("DISAGREEMENT: #7 v2.4.2 plain seed 9"),
+        "{diskerr}"
+    );
+    assert!(
+        diskerr.contains("upstream finding: #11 v2.4.2 plain writer crashed"),
+        "{diskerr}"
+    );
+    assert!(
+        diskerr.contains("onerror=alert(7)") && !diskerr.contains("<img"),
+        "{diskerr}"
+    );
     // one table of accepted differences, the fault suite's rows with their uses too
     let row = |code: &str| {
         let at = page.find(&format!("<code>{code}</code>")).unwrap();

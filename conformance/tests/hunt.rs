@@ -1,41 +1,18 @@
 //! `conformance hunt` end to end: about a second of differential runs against a deliberately
 //! broken reader (`--break i32-via-u32`) on one version and one kind must give exactly one
 //! signature, whose saved folder replays as a failure with that reader and as a pass with the
-//! real one; the same `--seed` draws the same first run. Then a few seconds of fault and
-//! power-loss batches: the same broken reader is caught by both suites, its main signature in
-//! each (`get i32`, already on the undamaged store) replays as a failure with it and as a
-//! pass with the real reader, and the real reader on the same budget finds nothing.
+//! real one; the same `--seed` draws the same first run. Then a few seconds of fault,
+//! power-loss and disk-error batches: the same broken reader is caught by each suite, its main
+//! signature in each (`get i32`; for fault and power loss already on the undamaged store)
+//! replays as a failure with it and as a pass with the real reader, and the real reader on the
+//! same budget finds nothing.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-use conformance::sides::official::OfficialLib;
-use conformance::sides::sys::{built_versions, SysLib};
-use conformance::StoreKind;
+mod common;
 
-fn conformance(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_conformance"))
-        .args(args)
-        .output()
-        .expect("run conformance")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-/// The newest built version with plaintext stores.
-fn newest_plain() -> &'static str {
-    built_versions()
-        .iter()
-        .rev()
-        .find(|t| SysLib::load(t).is_ok_and(|l| StoreKind::Plain.supported_by(&l.features())))
-        .expect("a built version")
-}
+use common::{conformance, newest_plain, text, with_break};
 
 /// A hunt of 1.2 seconds with the broken reader on `tag`'s plain stores; its JSON document.
 fn hunt(tag: &str, seed: &str, out: &Path) -> serde_json::Value {
@@ -73,7 +50,7 @@ fn a_broken_reader_gives_one_replayable_signature() {
     let tag = newest_plain();
     let out = tempfile::tempdir().unwrap();
     let doc = hunt(tag, "3", out.path());
-    assert_eq!(doc["schema"], "conformance-hunt/2");
+    assert_eq!(doc["schema"], "conformance-hunt/3");
     assert_eq!(doc["base_seed"], 3);
     assert_eq!(doc["versions"], serde_json::json!([tag]));
     let runs = doc["runs"]["differential"].as_u64().unwrap();
@@ -137,24 +114,26 @@ fn a_broken_reader_gives_one_replayable_signature() {
     assert_eq!(s2["example"]["seed"], ex["seed"]);
 }
 
-/// A 6-second hunt of fault and power-loss batches (24 states each) on `tag`'s plain stores,
-/// with `broken` (or the real reader); its exit status and JSON document.
+/// A 9-second hunt of fault, power-loss and disk-error batches (24, 24 and 12 states) on
+/// `tag`'s plain stores, with `broken` (or the real reader); its exit status and JSON document.
 fn state_hunt(tag: &str, broken: Option<&str>, out: &Path) -> (Option<i32>, serde_json::Value) {
     let json = out.join("h.json");
-    let mut args = vec![
+    let args = [
         "hunt",
         "--minutes",
-        "0.1",
+        "0.15",
         "--only",
         tag,
         "--kinds",
         "plain",
         "--suites",
-        "fault,powerloss",
+        "fault,powerloss,diskerr",
         "--fault-states",
         "24",
         "--powerloss-states",
         "24",
+        "--diskerr-states",
+        "12",
         "--seed",
         "5",
         "--out",
@@ -162,10 +141,7 @@ fn state_hunt(tag: &str, broken: Option<&str>, out: &Path) -> (Option<i32>, serd
         "--json",
         json.to_str().unwrap(),
     ];
-    if let Some(b) = broken {
-        args.extend(["--break", b]);
-    }
-    let o = conformance(&args);
+    let o = conformance(&with_break(&args, broken));
     let doc =
         std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("no JSON ({e}):\n{}", text(&o)));
     (o.status.code(), serde_json::from_str(&doc).expect("JSON"))
@@ -185,31 +161,39 @@ fn replay(line: &str, with_break: bool) -> Output {
 }
 
 #[test]
-fn fault_and_powerloss_batches_catch_a_broken_reader_and_pass_the_real_one() {
+fn state_batches_catch_a_broken_reader_and_pass_the_real_one() {
     let tag = newest_plain();
     let out = tempfile::tempdir().unwrap();
     let (code, doc) = state_hunt(tag, Some("i32-via-u32"), out.path());
     assert_eq!(code, Some(1), "a finding exits 1: {doc:#}");
-    assert_eq!(doc["suites"], serde_json::json!(["fault", "powerloss"]));
+    assert_eq!(
+        doc["suites"],
+        serde_json::json!(["fault", "powerloss", "diskerr"])
+    );
     let runs = &doc["runs"];
     assert_eq!(
         (&runs["differential"], &runs["migration"]),
         (&0.into(), &0.into())
     );
     let sigs = doc["signatures"].as_array().unwrap();
-    for (suite, first_op, text_file) in [
+    // A disk-error state has no store before it: its first op is how its writer ended and
+    // which calls failed.
+    for (suite, states, first_op, text_file) in [
         (
             "fault",
-            "no damage needed (the written store)",
+            24,
+            Some("no damage needed (the written store)"),
             "verdict.txt",
         ),
         (
             "powerloss",
-            "no lost page needed (the crash point)",
+            24,
+            Some("no lost page needed (the crash point)"),
             "state.txt",
         ),
+        ("diskerr", 12, None, "verdict.txt"),
     ] {
-        assert!(runs[suite].as_u64().unwrap() >= 24, "{suite}: {doc:#}");
+        assert!(runs[suite].as_u64().unwrap() >= states, "{suite}: {doc:#}");
         let of: Vec<&serde_json::Value> = sigs.iter().filter(|s| s["suite"] == suite).collect();
         assert!(!of.is_empty(), "{suite} caught nothing: {doc:#}");
         for s in &of {
@@ -223,11 +207,20 @@ fn fault_and_powerloss_batches_catch_a_broken_reader_and_pass_the_real_one() {
         }
         // One signature for the bug itself: the undamaged store already differs, most often.
         let main = of.iter().max_by_key(|s| s["count"].as_u64()).unwrap();
-        assert_eq!(main["first_op"], first_op, "{suite}: {doc:#}");
+        match first_op {
+            Some(op) => assert_eq!(main["first_op"], op, "{suite}: {doc:#}"),
+            None => {
+                let op = main["first_op"].as_str().unwrap();
+                assert!(
+                    op.ends_with(" failed") && op.contains(':'),
+                    "{suite}: a failure class: {op}"
+                );
+            }
+        }
         assert!(main["compared"].as_str().unwrap().ends_with(": get i32"));
         assert_eq!(
             of.iter()
-                .filter(|s| s["first_op"] == first_op && s["compared"] == main["compared"])
+                .filter(|s| s["first_op"] == main["first_op"] && s["compared"] == main["compared"])
                 .count(),
             1,
             "grouped into one signature"
@@ -262,7 +255,7 @@ fn fault_and_powerloss_batches_catch_a_broken_reader_and_pass_the_real_one() {
     let (code, doc) = state_hunt(tag, None, clean.path());
     assert_eq!(doc["signatures"], serde_json::json!([]), "{doc:#}");
     assert_eq!(code, Some(0));
-    for suite in ["fault", "powerloss"] {
-        assert!(doc["runs"][suite].as_u64().unwrap() >= 24, "{doc:#}");
+    for (suite, states) in [("fault", 24), ("powerloss", 24), ("diskerr", 12)] {
+        assert!(doc["runs"][suite].as_u64().unwrap() >= states, "{doc:#}");
     }
 }

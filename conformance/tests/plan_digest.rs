@@ -1,6 +1,6 @@
 //! Plan digests (`conformance::report::digest`): one base seed draws one plan, and another
-//! seed another, for the differential workloads and for the fault and power-loss plans
-//! separately. The plans are drawn without running the official library (fast); one test runs
+//! seed another, for the differential workloads and for the fault, power-loss and disk-error
+//! plans separately. The plans are drawn without running the official library (fast); one test runs
 //! a short property against the newest built version to check that the drawn workloads are
 //! the ones a property run runs, and one that merging shards gives one digest whatever their
 //! order.
@@ -11,6 +11,8 @@ use conformance::differential::property::{
     check_property_with, draw_workloads, PropConfig, PropOutcome,
 };
 use conformance::differential::workload::{GenConfig, Repro, Workload};
+use conformance::diskerr::section::DiskerrSection;
+use conformance::diskerr::suite::{draw_plan as draw_diskerr_plan, DiskerrConfig};
 use conformance::fault::section::FaultSection;
 use conformance::fault::suite::{draw_plan as draw_fault_plan, BasePlan, SuiteConfig, Target};
 use conformance::powerloss::record::{Recording, Step, SyncKind, PAGE};
@@ -118,8 +120,8 @@ fn fault_config(seed: u64) -> SuiteConfig {
         ChildExe::conformance("conformance").with_page_size(4096),
         60,
     );
-    cfg.seed = seed;
-    cfg.ops = 40;
+    cfg.common.seed = seed;
+    cfg.common.ops = 40;
     cfg
 }
 
@@ -201,8 +203,8 @@ fn powerloss_config(seed: u64) -> PowerlossConfig {
         ChildExe::conformance("conformance").with_page_size(4096),
         40,
     );
-    cfg.seed = seed;
-    cfg.ops = 40;
+    cfg.common.seed = seed;
+    cfg.common.ops = 40;
     cfg.per_point = 6;
     cfg
 }
@@ -231,8 +233,34 @@ fn one_seed_draws_one_power_loss_plan() {
 }
 
 #[test]
+fn one_seed_draws_one_disk_error_plan() {
+    let targets = [target(StoreKind::Plain), target(StoreKind::Aes128)];
+    let config = |seed: u64, states: usize| {
+        let mut cfg = DiskerrConfig::new(
+            ChildExe::conformance("conformance").with_page_size(4096),
+            states,
+        );
+        cfg.common.seed = seed;
+        cfg
+    };
+    let a = draw_diskerr_plan(&config(1, 24), &targets);
+    assert_eq!(a, draw_diskerr_plan(&config(1, 24), &targets));
+    assert_ne!(a, draw_diskerr_plan(&config(2, 24), &targets), "seed 2");
+    assert_ne!(
+        a,
+        draw_diskerr_plan(&config(1, 23), &targets),
+        "one state fewer"
+    );
+    assert_ne!(
+        a,
+        draw_diskerr_plan(&config(1, 24), &targets[..1]),
+        "one kind"
+    );
+}
+
+#[test]
 fn merged_shards_have_one_digest_whatever_their_order() {
-    let shard = |tag: &str, faults: &str, powerloss: &str| {
+    let shard = |tag: &str, faults: &str, powerloss: &str, diskerr: &str| {
         let mut r = row(1);
         r.tag = tag.to_string();
         Report {
@@ -247,25 +275,38 @@ fn merged_shards_have_one_digest_whatever_their_order() {
                 plan_digests: vec![powerloss.to_string()],
                 ..PowerlossSection::default()
             }),
+            diskerr: Some(DiskerrSection {
+                states: 4,
+                plan_digests: vec![diskerr.to_string()],
+                ..DiskerrSection::default()
+            }),
             seed: Some(1),
             ..Report::default()
         }
     };
     let json = |r: &Report| serde_json::from_str::<Report>(&r.to_json()).unwrap();
-    let a = shard("v2.4.2", "f1", "p1");
-    let b = shard("v1.3.14", "f2", "p2");
+    let a = shard("v2.4.2", "f1", "p1", "d1");
+    let b = shard("v1.3.14", "f2", "p2", "d2");
     let ab = merge(vec![json(&a), json(&b)]).plan_digest();
     let ba = merge(vec![json(&b), json(&a)]).plan_digest();
     assert_eq!(ab, ba);
     assert_ne!(ab, a.plan_digest());
+    // the disk-error plan is a part: another one, another report digest
+    let other = shard("v2.4.2", "f1", "p1", "d3").plan_digest();
+    assert_eq!(
+        (&other.faults, &other.powerloss),
+        (&Some("f1".into()), &Some("p1".into()))
+    );
+    assert_ne!(other.plan, a.plan_digest().plan);
     // one shard merged alone keeps its digest; the JSON carries it
     assert_eq!(merge(vec![json(&a)]).plan_digest(), a.plan_digest());
     let doc: serde_json::Value = serde_json::from_str(&a.to_json()).unwrap();
     assert_eq!(doc["plan_digest"]["plan"], a.plan_digest().plan.as_str());
     assert_eq!(doc["plan_digest"]["faults"], "f1");
+    assert_eq!(doc["plan_digest"]["diskerr"], "d1");
     assert_eq!(doc["faults"]["plan_digests"][0], "f1");
     assert!(a.summary_line().ends_with(&format!(
-        "plan digest: {} (workloads {}, faults f1, power-loss p1)",
+        "plan digest: {} (workloads {}, faults f1, power-loss p1, disk-error d1)",
         a.plan_digest().plan,
         &a.plan_digest().workloads[..16]
     )));

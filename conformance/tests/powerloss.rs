@@ -17,14 +17,9 @@ use conformance::writer::child::ChildExe;
 use conformance::{Features, StoreKind};
 use mmkv_sys::ErrorStrategy;
 
-/// The newest built version (the tests need one).
-fn newest() -> Option<String> {
-    let tag = mmkv_sys::built_versions().last().map(|t| t.to_string());
-    if tag.is_none() {
-        eprintln!("no official version built (MMKV_VERSIONS=none): nothing to compare against");
-    }
-    tag
-}
+mod common;
+
+use common::newest;
 
 fn config(states: usize) -> PowerlossConfig {
     conformance::vocab::seed::announce();
@@ -47,7 +42,7 @@ fn reader_agrees_with_official_on_power_loss_states() {
     cfg.per_recording = 60;
     let s = run_powerloss(&cfg, |_| {}).unwrap();
     println!("{}", s.to_text());
-    assert_eq!(s.states as usize, cfg.states);
+    assert_eq!(s.states as usize, cfg.common.states);
     assert!(
         s.crc_ahead > 0 && s.data_ahead > 0 && s.torn > 0,
         "{}",
@@ -83,14 +78,18 @@ fn the_result_does_not_depend_on_jobs() {
     let mut cfg = config(90);
     cfg.per_recording = 12;
     cfg.batch = 5;
-    cfg.save = None;
+    cfg.common.save = None;
     let mut runs = Vec::new();
     for jobs in [1, 2] {
-        cfg.jobs = jobs;
+        cfg.common.jobs = jobs;
         let mut judged = Vec::new();
         let s = run_powerloss(&cfg, |j| judged.push(j.clone())).unwrap();
         let order: Vec<usize> = judged.iter().map(|j| j.index).collect();
-        assert_eq!(order, (0..cfg.states).collect::<Vec<_>>(), "jobs {jobs}");
+        assert_eq!(
+            order,
+            (0..cfg.common.states).collect::<Vec<_>>(),
+            "jobs {jobs}"
+        );
         runs.push((s, judged));
     }
     let ((one, a), (two, b)) = (&runs[0], &runs[1]);
@@ -123,7 +122,7 @@ fn crash_states_reach_beyond_sigkill_and_are_judged() {
     let work = tempfile::tempdir().unwrap();
     let features = Features::from_tag(&tag).unwrap();
     let rec = record(
-        &cfg.exe,
+        &cfg.common.exe,
         &tag,
         &features,
         StoreKind::Plain,
@@ -208,10 +207,10 @@ fn caught(reader: ReaderFn, what: &str) -> Option<std::path::PathBuf> {
     let save = tempfile::tempdir().unwrap().keep();
     let mut cfg = config(2000);
     cfg.stop_at_disagreement = true;
-    cfg.tags = vec![tag];
-    cfg.kinds = vec![StoreKind::Plain];
-    cfg.reader = reader;
-    cfg.save = Some(save.clone());
+    cfg.common.tags = vec![tag];
+    cfg.common.kinds = vec![StoreKind::Plain];
+    cfg.common.reader = reader;
+    cfg.common.save = Some(save.clone());
     cfg.shrink = 1;
     let s = run_powerloss(&cfg, |_| {}).unwrap();
     assert!(s.disagreeing > 0, "{what} went unnoticed:\n{}", s.to_text());
@@ -223,7 +222,7 @@ fn caught(reader: ReaderFn, what: &str) -> Option<std::path::PathBuf> {
     // The saved state replays: the broken reader still disagrees, the real one does not.
     let again = replay(&cfg, &folder).unwrap();
     assert!(disagrees(&again));
-    cfg.reader = read_reader;
+    cfg.common.reader = read_reader;
     let fixed = replay(&cfg, &folder).unwrap();
     assert!(!disagrees(&fixed), "{fixed:?}");
     Some(folder)

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The `schema` field of the document this crate describes.
-pub const SCHEMA: &str = "conformance-hunt/2";
+pub const SCHEMA: &str = "conformance-hunt/3";
 
 /// One hunt's document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -31,7 +31,7 @@ pub struct HuntReport {
 }
 
 /// Work done per suite: property runs (differential, migration), judged states (fault, power
-/// loss).
+/// loss, disk error).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Runs {
     /// Differential runs (the reader against one version's store).
@@ -42,6 +42,8 @@ pub struct Runs {
     pub fault: u64,
     /// Power-loss crash states judged.
     pub powerloss: u64,
+    /// Disk-error states judged (what official writers left while file calls failed).
+    pub diskerr: u64,
 }
 
 impl Runs {
@@ -52,6 +54,7 @@ impl Runs {
             Suite::Migration => self.migration,
             Suite::Fault => self.fault,
             Suite::Powerloss => self.powerloss,
+            Suite::Diskerr => self.diskerr,
         }
     }
 
@@ -62,6 +65,7 @@ impl Runs {
             Suite::Migration => &mut self.migration,
             Suite::Fault => &mut self.fault,
             Suite::Powerloss => &mut self.powerloss,
+            Suite::Diskerr => &mut self.diskerr,
         }
     }
 }
@@ -78,15 +82,18 @@ pub enum Suite {
     Fault,
     /// The power-loss suite's crash states (lost and torn pages).
     Powerloss,
+    /// The disk-error suite's states (official writers whose file calls failed).
+    Diskerr,
 }
 
 impl Suite {
     /// Every suite, in the order a hunt's round runs them.
-    pub const ALL: [Suite; 4] = [
+    pub const ALL: [Suite; 5] = [
         Suite::Differential,
         Suite::Migration,
         Suite::Fault,
         Suite::Powerloss,
+        Suite::Diskerr,
     ];
 
     /// Its name in the JSON (and on the command line).
@@ -96,13 +103,14 @@ impl Suite {
             Suite::Migration => "migration",
             Suite::Fault => "fault",
             Suite::Powerloss => "powerloss",
+            Suite::Diskerr => "diskerr",
         }
     }
 
-    /// Whether its failures are saved states (fault, power loss) rather than workloads: its
-    /// [`Runs`] count states, its examples' text describes a state.
+    /// Whether its failures are saved states (fault, power loss, disk error) rather than
+    /// workloads: its [`Runs`] count states, its examples' text describes a state.
     pub fn states(self) -> bool {
-        matches!(self, Suite::Fault | Suite::Powerloss)
+        matches!(self, Suite::Fault | Suite::Powerloss | Suite::Diskerr)
     }
 }
 
@@ -143,13 +151,14 @@ pub struct Signature {
     pub version_list: Vec<String>,
     /// The store kind's id (`plain`, `aes128`, ...).
     pub kind: String,
-    /// What differed first: a `Compared` kind (`get i32`, `keys`); for a fault or power-loss
-    /// state its verdict class (`discard/store: get i32`, `recover/store: reader refused`).
+    /// What differed first: a `Compared` kind (`get i32`, `keys`); for a fault, power-loss or
+    /// disk-error state its verdict class (`discard/store: get i32`, `recover/store: reader refused`).
     pub compared: String,
     /// The op after which the minimal workload first differs (`set`, `switch`); for a fault
     /// state its damage class (`killed during an op: truncate data + flip meta`), for a
-    /// power-loss state its crash class (`crc ahead`, `torn`), or that the undamaged store
-    /// already differs.
+    /// power-loss state its crash class (`crc ahead`, `torn`), for a disk-error state its
+    /// failure class (`finished: msync + write failed`), or that the undamaged store already
+    /// differs.
     pub first_op: String,
     /// How many failures have this signature.
     pub count: u64,
@@ -166,8 +175,8 @@ pub struct Example {
     pub replay: String,
     /// The seed of the property run or state batch that found it.
     pub seed: u64,
-    /// The folder's `workload.yaml` (the shrunk workload); for a fault or power-loss state,
-    /// the folder's state description (`verdict.txt`, `state.txt`).
+    /// The folder's `workload.yaml` (the shrunk workload); for a fault, power-loss or
+    /// disk-error state, the folder's state description (`verdict.txt`, `state.txt`).
     pub workload: String,
 }
 
@@ -184,10 +193,21 @@ mod tests {
                 serde_json::Value::from(s.name())
             );
         }
-        assert!("faults".parse::<Suite>().unwrap_err().contains("powerloss"));
+        assert!("faults".parse::<Suite>().unwrap_err().contains("diskerr"));
+        assert_eq!("diskerr".parse::<Suite>(), Ok(Suite::Diskerr));
         let mut runs = Runs::default();
         *runs.of_mut(Suite::Powerloss) += 3;
-        assert_eq!((runs.of(Suite::Powerloss), runs.of(Suite::Fault)), (3, 0));
-        assert!(Suite::Fault.states() && !Suite::Migration.states());
+        *runs.of_mut(Suite::Diskerr) += 5;
+        assert_eq!(
+            (
+                runs.of(Suite::Powerloss),
+                runs.of(Suite::Diskerr),
+                runs.of(Suite::Fault)
+            ),
+            (3, 5, 0)
+        );
+        assert!(Suite::Fault.states() && Suite::Diskerr.states() && !Suite::Migration.states());
+        let json = serde_json::to_value(runs).unwrap();
+        assert_eq!(json["diskerr"], 5, "{json}");
     }
 }

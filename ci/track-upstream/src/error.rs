@@ -100,9 +100,9 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
-    /// A hunt summary has another schema than `conformance-hunt/2`.
+    /// A hunt summary has another schema than `conformance-hunt/3`.
     #[error(
-        "{path}: unknown hunt summary schema {found:?} (this tracker reads conformance-hunt/2)"
+        "{path}: unknown hunt summary schema {found:?} (this tracker reads conformance-hunt/3)"
     )]
     HuntSchema {
         /// The summary file.

@@ -113,9 +113,9 @@ mod tests {
             })
             .collect();
         format!(
-            r#"{{"schema":"conformance-hunt/2","base_seed":{seed},"minutes":1.0,"elapsed_s":60.5,
+            r#"{{"schema":"conformance-hunt/3","base_seed":{seed},"minutes":1.0,"elapsed_s":60.5,
             "versions":["v1.3.3","v1.3.4"],"suites":["differential","migration"],
-            "runs":{{"differential":5,"migration":7,"fault":0,"powerloss":0}},
+            "runs":{{"differential":5,"migration":7,"fault":0,"powerloss":0,"diskerr":0}},
             "signatures":[{}]}}"#,
             sigs.join(",")
         )

@@ -186,7 +186,7 @@ fn malformed_summaries_and_other_schemas_are_typed_errors() {
     let text = std::fs::read_to_string(fixture("hunt.json")).unwrap();
     let err = parse("{\"schema\": ", p).unwrap_err();
     assert!(matches!(err, Error::HuntSummary { .. }), "{err}");
-    let other = text.replace("conformance-hunt/2", "conformance-hunt/1");
+    let other = text.replace("conformance-hunt/3", "conformance-hunt/1");
     match parse(&other, p) {
         Err(Error::HuntSchema { found, .. }) => assert_eq!(found, "conformance-hunt/1"),
         r => panic!("{r:?}"),

@@ -15,9 +15,8 @@ use clap::Args;
 use crate::diskerr::section::DiskerrSection;
 use crate::diskerr::suite::{replay, run_diskerr, DiskerrConfig};
 use crate::error::Result;
-use crate::fault::cli::{exit_status, or_exit, states_from_env, SuiteArgs};
+use crate::fault::cli::{states_from_env, SuiteArgs};
 use crate::fault::summary::verdicts_line;
-use crate::judge::state::disagrees;
 
 /// Environment variable that overrides `faults diskerr --states`.
 pub const STATES_VAR: &str = "DISKERR_STATES";
@@ -57,23 +56,13 @@ pub fn main(args: DiskerrArgs) -> ExitCode {
 fn run(args: DiskerrArgs) -> std::result::Result<ExitCode, ExitCode> {
     let c = &args.common;
     let mut cfg = DiskerrConfig::new(c.exe("diskerr")?, states_from_env(STATES_VAR, args.states));
-    cfg.ops = args.ops.max(1);
-    let DiskerrConfig {
-        seed,
-        jobs,
-        tags,
-        kinds,
-        reader,
-        ..
-    } = &mut cfg;
-    c.apply("diskerr", seed, jobs, tags, kinds, reader)?;
-    if let Some(folder) = &c.replay {
-        let verdicts = or_exit("diskerr replay", 2, replay(&cfg, folder))?;
-        println!("{}", verdicts_line(&verdicts));
-        return Ok(exit_status(!disagrees(&verdicts)));
-    }
-    let s = or_exit("diskerr", 2, run_printing(&cfg, c.verbose))?;
-    print!("{}", s.to_text());
-    c.write_json("diskerr", &s)?;
-    Ok(exit_status(s.passed()))
+    cfg.common.ops = args.ops.max(1);
+    c.apply("diskerr", &mut cfg.common)?;
+    c.replay_or_run(
+        "diskerr",
+        |folder| replay(&cfg, folder),
+        |v| verdicts_line(v),
+        |verbose| run_printing(&cfg, verbose),
+        |s| (s.to_text(), s.passed()),
+    )
 }

@@ -10,9 +10,8 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use crate::diskerr::record::{replay_line, DiskerrRecord};
-use crate::fault::section::{
-    counts_line, enough_official_reads, findings_text, phrase, plan_digest_line,
-};
+use crate::fault::section::StateSection;
+use crate::fault::section::{counts_line, enough_official_reads, findings_text, phrase};
 use crate::fault::summary::verdict_key;
 use crate::judge::state::upstream;
 use crate::vocab::digest::combine;
@@ -188,9 +187,15 @@ impl DiskerrSection {
             &self.disagreements,
             self.states,
             self.unread_states,
+            self.plan_digest(),
         );
-        plan_digest_line(&mut s, self.plan_digest());
         s
+    }
+}
+
+impl StateSection for DiskerrSection {
+    fn ending(&mut self) -> (&mut f64, &mut BTreeMap<String, u64>, u64) {
+        (&mut self.seconds, &mut self.per_page_size, self.states)
     }
 }
 

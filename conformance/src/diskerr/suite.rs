@@ -2,22 +2,20 @@
 //! leaves judged by the fault suite's judge ([`judge_state`]).
 
 use std::ops::ControlFlow;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use mmkv_sys::io_faults::{IoCall, IoErrno, Rule, Schedule};
 
 use crate::diskerr::record::{DiskerrRecord, WriterEnd};
 use crate::diskerr::section::DiskerrSection;
 use crate::error::{Error, Result};
-use crate::fault::section::note_page_size;
-use crate::fault::suite::{judge_state, replay_folder, targets, Target};
+use crate::fault::section::finish_section;
+use crate::fault::suite::{judge_state, replay_folder, targets, SuiteCommon, Target};
 use crate::judge::recognise::copy_store;
 use crate::judge::state::Verdicts;
-use crate::sides::reads::{read_reader, ReaderFn};
-use crate::sides::sys::built_tags;
 use crate::vocab::digest::PlanHasher;
 use crate::vocab::kind::StoreKind;
-use crate::vocab::pool::{default_jobs, run_in_order};
+use crate::vocab::pool::run_in_order;
 use crate::vocab::SplitMix;
 use crate::writer::child::{child_timeout, run_watched, ChildExe};
 use crate::writer::{IoFailure, Kill, Plan, WriterSpec};
@@ -25,40 +23,17 @@ use crate::writer::{IoFailure, Kill, Plan, WriterSpec};
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct DiskerrConfig {
-    /// The child processes' program (`conformance writer`, `conformance faults read`).
-    pub exe: ChildExe,
-    /// Official versions (built tags).
-    pub tags: Vec<String>,
-    /// Store kinds (each version runs those it has, in turn).
-    pub kinds: Vec<StoreKind>,
-    /// States to judge: one writer run each.
-    pub states: usize,
-    /// Seed of everything (writer seeds, schedules, kill points).
-    pub seed: u64,
-    /// Workload ops per writer run.
-    pub ops: usize,
-    /// Where disagreeing states and upstream findings are saved.
-    pub save: Option<PathBuf>,
-    /// The `Store` path under test (tests inject broken ones); the dump path is always read.
-    pub reader: ReaderFn,
-    /// Writer runs at once; the result does not depend on it.
-    pub jobs: usize,
+    /// Versions, kinds (default: every kind), states (one writer run each), seed (writer
+    /// seeds, schedules, kill points), workload ops per writer run, saving, jobs, reader.
+    pub common: SuiteCommon,
 }
 
 impl DiskerrConfig {
-    /// Defaults: every built tag, every store kind, the base seed ([`crate::vocab::seed`]),
-    /// 120 ops, failures under `<failures root>/diskerr`, one job per core ([`default_jobs`]).
+    /// Defaults: those of [`SuiteCommon::new`] with every store kind and failures under
+    /// `diskerr`.
     pub fn new(exe: ChildExe, states: usize) -> DiskerrConfig {
         DiskerrConfig {
-            exe,
-            tags: built_tags(),
-            kinds: StoreKind::ALL.to_vec(),
-            states,
-            seed: crate::vocab::seed::base(),
-            ops: 120,
-            save: Some(crate::differential::failures::failures_root().join("diskerr")),
-            reader: read_reader,
-            jobs: default_jobs(),
+            common: SuiteCommon::new(exe, states, &StoreKind::ALL, "diskerr"),
         }
     }
 }
@@ -166,11 +141,11 @@ fn run_state(
     index: usize,
     dir: &Path,
 ) -> Result<DiskerrRecord> {
-    let spec = draw(cfg.seed, index + 1, target.kind, cfg.ops);
+    let spec = draw(cfg.common.seed, index + 1, target.kind, cfg.common.ops);
     let written = dir.join("written");
     std::fs::create_dir_all(&written).map_err(|e| Error::io(&written, e))?;
-    let (end, failures) = run_writer(&cfg.exe, &target.tag, &written, &spec)?;
-    let verdicts = judge_state(&cfg.exe, target, cfg.reader, &written, dir)?;
+    let (end, failures) = run_writer(&cfg.common.exe, &target.tag, &written, &spec)?;
+    let verdicts = judge_state(&cfg.common.exe, target, cfg.common.reader, &written, dir)?;
     let mut rec = DiskerrRecord {
         index,
         tag: target.tag.clone(),
@@ -181,7 +156,7 @@ fn run_state(
         verdicts,
         saved: None,
     };
-    if let (true, Some(root)) = (rec.disagrees() || rec.upstream(), &cfg.save) {
+    if let (true, Some(root)) = (rec.disagrees() || rec.upstream(), &cfg.common.save) {
         let to = root.join(format!("{}-{}-{index}", rec.tag, rec.kind));
         let _ = std::fs::remove_dir_all(&to);
         copy_store(&written, &to.join("state"))?;
@@ -212,11 +187,29 @@ fn state_digest(target: &Target, index: usize, spec: &WriterSpec) -> String {
 /// The run's plan digest: its size (states, ops, page size) and each state's draw, in order.
 pub fn plan_digest(cfg: &DiskerrConfig, states: &[String]) -> String {
     let mut h = PlanHasher::new("diskerr");
-    h.add(&(cfg.states, cfg.ops, cfg.exe.official_page_size()));
+    h.add(&(
+        cfg.common.states,
+        cfg.common.ops,
+        cfg.common.exe.official_page_size(),
+    ));
     for s in states {
         h.add(s);
     }
     h.hex()
+}
+
+/// The plan digest a run of `cfg` on `targets` ([`targets`]) carries, drawn without running
+/// anything: each state's draw, in order.
+pub fn draw_plan(cfg: &DiskerrConfig, targets: &[Target]) -> String {
+    let c = &cfg.common;
+    let states: Vec<String> = (0..c.states)
+        .map(|index| {
+            let target = &targets[index % targets.len()];
+            let spec = draw(c.seed, index + 1, target.kind, c.ops);
+            state_digest(target, index, &spec)
+        })
+        .collect();
+    plan_digest(cfg, &states)
 }
 
 /// Runs the suite; `progress` is called after every judged state, in index order. State `i`
@@ -227,19 +220,19 @@ pub fn run_diskerr(
     mut progress: impl FnMut(&DiskerrRecord),
 ) -> Result<DiskerrSection> {
     let started = std::time::Instant::now();
-    let libs = targets(&cfg.tags, &cfg.kinds, true)?;
+    let libs = targets(&cfg.common.tags, &cfg.common.kinds, true)?;
     let work = tempfile::Builder::new()
         .prefix("mmkv-diskerr")
         .tempdir()
         .map_err(|e| Error::io(std::env::temp_dir(), e))?;
     let mut section = DiskerrSection {
-        seed: cfg.seed,
+        seed: cfg.common.seed,
         ..DiskerrSection::default()
     };
     let mut digests = Vec::new();
     run_in_order(
-        (0..cfg.states).collect(),
-        cfg.jobs,
+        (0..cfg.common.states).collect(),
+        cfg.common.jobs,
         |index| {
             let target = &libs[index % libs.len()];
             let dir = work.path().join(format!("state-{index}"));
@@ -254,19 +247,14 @@ pub fn run_diskerr(
         },
     )?;
     section.plan_digests.push(plan_digest(cfg, &digests));
-    section.seconds = started.elapsed().as_secs_f64();
-    note_page_size(
-        &mut section.per_page_size,
-        cfg.exe.page_size,
-        section.states,
-    );
+    finish_section(&mut section, started, cfg.common.exe.page_size);
     Ok(section)
 }
 
 /// Judges a saved state folder again (its `state/` and `verdict.txt`, whose `#INDEX TAG KIND`
 /// names the version and kind) with `cfg`'s children and reader.
 pub fn replay(cfg: &DiskerrConfig, folder: &Path) -> Result<Verdicts> {
-    replay_folder(&cfg.exe, cfg.reader, folder)
+    replay_folder(&cfg.common.exe, cfg.common.reader, folder)
 }
 
 #[cfg(test)]

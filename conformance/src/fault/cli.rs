@@ -16,12 +16,11 @@ use mmkv_sys::ErrorStrategy;
 
 use crate::error::Result;
 use crate::fault::official::child_read_main;
-use crate::fault::section::{note_page_size, FaultSection};
-use crate::fault::suite::{replay as replay_state, run_suite, SuiteConfig};
+use crate::fault::section::{finish_section, FaultSection};
+use crate::fault::suite::{replay as replay_state, run_suite, SuiteCommon, SuiteConfig};
 use crate::fault::summary::verdicts_line;
-use crate::judge::state::disagrees;
+use crate::judge::state::{disagrees, Verdicts};
 use crate::sides::broken::Broken;
-use crate::sides::reads::ReaderFn;
 use crate::sides::sys::SysLib;
 use crate::vocab::kind::StoreKind;
 use crate::writer::child::ChildExe;
@@ -126,31 +125,47 @@ impl SuiteArgs {
         })
     }
 
-    /// Sets a suite configuration's fields from `--seed`, and from `--jobs`, `--tags`,
+    /// Sets a suite configuration's shared fields from `--seed`, and from `--jobs`, `--tags`,
     /// `--kinds` and `--break` when given (exit 2 when the broken reader is refused).
-    pub fn apply(
-        &self,
-        what: &str,
-        seed: &mut u64,
-        jobs: &mut usize,
-        tags: &mut Vec<String>,
-        kinds: &mut Vec<StoreKind>,
-        reader: &mut ReaderFn,
-    ) -> std::result::Result<(), ExitCode> {
-        *seed = self.seed;
+    pub fn apply(&self, what: &str, common: &mut SuiteCommon) -> std::result::Result<(), ExitCode> {
+        common.seed = self.seed;
         if let Some(n) = self.jobs {
-            *jobs = n as usize;
+            common.jobs = n as usize;
         }
         if !self.tags.is_empty() {
-            tags.clone_from(&self.tags);
+            common.tags.clone_from(&self.tags);
         }
         if !self.kinds.is_empty() {
-            kinds.clone_from(&self.kinds);
+            common.kinds.clone_from(&self.kinds);
         }
         if let Some(b) = self.broken {
-            *reader = or_exit(what, 2, b.reader_fn().map_err(crate::error::Error::Other))?;
+            common.reader = or_exit(what, 2, b.reader_fn().map_err(crate::error::Error::Other))?;
         }
         Ok(())
+    }
+
+    /// The end of a suite command: with `--replay`, the saved folder judged again by
+    /// `replay` and its verdicts printed by `show` (exit 1 on a disagreement); else the suite
+    /// run by `run`, its section printed and written to `--json` (exit 1 when it did not
+    /// pass). Exit 2 when either could not run.
+    pub fn replay_or_run<S: serde::Serialize>(
+        &self,
+        what: &str,
+        replay: impl FnOnce(&Path) -> Result<Verdicts>,
+        show: impl FnOnce(&Verdicts) -> String,
+        run: impl FnOnce(bool) -> Result<S>,
+        text: impl FnOnce(&S) -> (String, bool),
+    ) -> std::result::Result<ExitCode, ExitCode> {
+        if let Some(folder) = &self.replay {
+            let verdicts = or_exit(&format!("{what} replay"), 2, replay(folder))?;
+            println!("{}", show(&verdicts));
+            return Ok(exit_status(!disagrees(&verdicts)));
+        }
+        let s = or_exit(what, 2, run(self.verbose))?;
+        let (text, passed) = text(&s);
+        print!("{text}");
+        self.write_json(what, &s)?;
+        Ok(exit_status(passed))
     }
 
     /// Writes `section` as JSON to `--json`, when given (exit 2 when it cannot).
@@ -190,13 +205,8 @@ pub fn run_printing(cfg: &SuiteConfig, verbose: bool) -> Result<FaultSection> {
             eprintln!("faults: {} states", r.index + 1);
         }
     })?;
-    let mut section = FaultSection::of(&summary, cfg.seed);
-    section.seconds = started.elapsed().as_secs_f64();
-    note_page_size(
-        &mut section.per_page_size,
-        cfg.exe.page_size,
-        section.states,
-    );
+    let mut section = FaultSection::of(&summary, cfg.common.seed);
+    finish_section(&mut section, started, cfg.common.exe.page_size);
     Ok(section)
 }
 
@@ -245,16 +255,16 @@ fn run(cmd: FaultsCmd) -> std::result::Result<ExitCode, ExitCode> {
                 exe = exe.with_page_size(size);
             }
             let mut cfg = SuiteConfig::new(exe, states_from_env(STATES_VAR, states));
-            cfg.seed = seed;
-            cfg.ops = ops;
+            cfg.common.seed = seed;
+            cfg.common.ops = ops;
             if let Some(n) = jobs {
-                cfg.jobs = n as usize;
+                cfg.common.jobs = n as usize;
             }
             if !tags.is_empty() {
-                cfg.tags = tags;
+                cfg.common.tags = tags;
             }
             if let Some(b) = broken {
-                cfg.reader = or_exit(
+                cfg.common.reader = or_exit(
                     "faults",
                     2,
                     b.reader_fn().map_err(crate::error::Error::Other),

@@ -125,16 +125,22 @@ impl FaultSection {
             &self.disagreements,
             self.states,
             unread,
+            self.plan_digest(),
         );
-        plan_digest_line(&mut s, self.plan_digest());
         s
+    }
+}
+
+impl StateSection for FaultSection {
+    fn ending(&mut self) -> (&mut f64, &mut BTreeMap<String, u64>, u64) {
+        (&mut self.seconds, &mut self.per_page_size, self.states)
     }
 }
 
 // What this section and the power-loss suite's (`powerloss::section`) have in common.
 
 /// The last line of a section's text: `  plan digest: HEX` (nothing without one).
-pub fn plan_digest_line(s: &mut String, digest: Option<String>) {
+fn plan_digest_line(s: &mut String, digest: Option<String>) {
     if let Some(d) = digest {
         let _ = writeln!(s, "  plan digest: {d}");
     }
@@ -154,9 +160,22 @@ pub fn saved_line(line: String, saved: &Option<std::path::PathBuf>) -> String {
     }
 }
 
-/// Counts a run's `states` under its official page size `size` (set with `--page-size` or by
-/// the report; `None`: this process's, not counted).
-pub fn note_page_size(per_page_size: &mut BTreeMap<String, u64>, size: Option<u64>, states: u64) {
+/// A state suite's section, as [`finish_section`] finishes it.
+pub trait StateSection {
+    /// Its wall-clock seconds, its states per official page size, and its states judged.
+    fn ending(&mut self) -> (&mut f64, &mut BTreeMap<String, u64>, u64);
+}
+
+/// Finishes a suite run's section: its wall-clock seconds since `started`, and its states
+/// counted under the official page size `size` (set with `--page-size` or by the report;
+/// `None`: this process's, not counted).
+pub fn finish_section(
+    section: &mut impl StateSection,
+    started: std::time::Instant,
+    size: Option<u64>,
+) {
+    let (seconds, per_page_size, states) = section.ending();
+    *seconds = started.elapsed().as_secs_f64();
     if let Some(size) = size {
         per_page_size.insert(size.to_string(), states);
     }
@@ -184,15 +203,16 @@ pub fn enough_official_reads(states: u64, unread: u64) -> bool {
     unread * 100 <= states * MAX_UNREAD_PERCENT
 }
 
-/// The closing lines of a suite's text (this one and the power-loss suite's): each upstream
-/// finding, each disagreement, and a note when no state was judged or `unread` of them got no
-/// official read (too many: [`enough_official_reads`]).
+/// The closing lines of a suite's text (this one, the power-loss and the disk-error suite's):
+/// each upstream finding, each disagreement, a note when no state was judged or `unread` of
+/// them got no official read (too many: [`enough_official_reads`]), and the plan digest.
 pub fn findings_text(
     out: &mut String,
     upstream: &[String],
     disagreements: &[String],
     states: u64,
     unread: u64,
+    digest: Option<String>,
 ) {
     for u in upstream {
         let _ = writeln!(out, "  upstream finding: {u}");
@@ -209,6 +229,7 @@ pub fn findings_text(
              {MAX_UNREAD_PERCENT}%): the suite has not passed"
         );
     }
+    plan_digest_line(out, digest);
 }
 
 #[cfg(test)]
@@ -252,6 +273,19 @@ mod tests {
             "{}",
             s.to_text()
         );
+    }
+
+    #[test]
+    fn a_finished_section_counts_its_states_under_its_page_size() {
+        let mut s = section(12, &[]);
+        finish_section(&mut s, std::time::Instant::now(), None);
+        assert!(
+            s.per_page_size.is_empty(),
+            "this process's size is not counted"
+        );
+        finish_section(&mut s, std::time::Instant::now(), Some(16384));
+        assert_eq!(s.per_page_size["16384"], 12);
+        assert!(s.seconds >= 0.0 && s.seconds < 60.0, "{}", s.seconds);
     }
 
     #[test]

@@ -24,49 +24,68 @@ use crate::vocab::{actual_size, SplitMix, STORE_ID};
 use crate::writer::child::ChildExe;
 use crate::writer::{run_killed, Kill, Plan, WriterSpec};
 
-/// What to run.
+/// What the state suites' runs have in common (the fault, power-loss and disk-error suites'
+/// configurations each hold one, [`SuiteArgs::apply`](crate::fault::cli::SuiteArgs::apply)
+/// sets it from their shared options).
 #[derive(Debug, Clone)]
-pub struct SuiteConfig {
-    /// The child processes' program (`conformance faults`: writer and official reads).
+pub struct SuiteCommon {
+    /// The child processes' program (`conformance writer`, `conformance faults read`).
     pub exe: ChildExe,
     /// Official versions to run (built tags).
     pub tags: Vec<String>,
-    /// Store kinds (each version runs those it has, in turn; default: every kind).
+    /// Store kinds (each version runs those it has, in turn).
     pub kinds: Vec<StoreKind>,
-    /// Number of damaged states to judge (spread over tags and store kinds).
+    /// Number of states to judge (spread over tags and store kinds).
     pub states: usize,
-    /// Seed of everything (workloads, kill points, damage).
+    /// Seed of everything (workloads, kill points, damage, schedules, samples).
     pub seed: u64,
     /// Ops per writer run.
     pub ops: usize,
-    /// States derived from each writer run (the run's own state included).
-    pub per_base: usize,
-    /// Where states that disagree (or crash the official library) are saved.
+    /// Where states that disagree (or are upstream findings) are saved.
     pub save: Option<PathBuf>,
     /// Writer runs (each with its states) at once; the result does not depend on it.
     pub jobs: usize,
     /// The `Store` path under test ([`read_reader`]; tests inject broken ones). The dump path
-    /// is always [`read_dump`].
+    /// is always read.
     pub reader: ReaderFn,
 }
 
-impl SuiteConfig {
-    /// Defaults: every built tag, `states` states, the base seed ([`crate::vocab::seed`]),
-    /// 120 ops, 6 states per writer run,
-    /// failures saved under `<failures root>/faults` (see [`crate::differential::failures::failures_root`]),
-    /// one job per core ([`default_jobs`]; the CLIs take `--jobs` / `CONFORMANCE_JOBS`).
-    pub fn new(exe: ChildExe, states: usize) -> SuiteConfig {
-        SuiteConfig {
+impl SuiteCommon {
+    /// Defaults: every built tag, `kinds`, `states` states, the base seed
+    /// ([`crate::vocab::seed`]), 120 ops, failures saved under `<failures root>/FOLDER` (see
+    /// [`crate::differential::failures::failures_root`]), one job per core ([`default_jobs`];
+    /// the CLIs take `--jobs` / `CONFORMANCE_JOBS`), the real reader.
+    pub fn new(exe: ChildExe, states: usize, kinds: &[StoreKind], folder: &str) -> SuiteCommon {
+        SuiteCommon {
             exe,
             tags: built_tags(),
-            kinds: StoreKind::ALL.to_vec(),
+            kinds: kinds.to_vec(),
             states,
             seed: crate::vocab::seed::base(),
             ops: 120,
-            per_base: 6,
-            save: Some(crate::differential::failures::failures_root().join("faults")),
+            save: Some(crate::differential::failures::failures_root().join(folder)),
             jobs: default_jobs(),
             reader: read_reader,
+        }
+    }
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct SuiteConfig {
+    /// Versions, kinds (default: every kind), states, seed, ops, saving, jobs, reader.
+    pub common: SuiteCommon,
+    /// States derived from each writer run (the run's own state included).
+    pub per_base: usize,
+}
+
+impl SuiteConfig {
+    /// Defaults: those of [`SuiteCommon::new`] with every store kind and failures under
+    /// `faults`, 6 states per writer run.
+    pub fn new(exe: ChildExe, states: usize) -> SuiteConfig {
+        SuiteConfig {
+            common: SuiteCommon::new(exe, states, &StoreKind::ALL, "faults"),
+            per_base: 6,
         }
     }
 }
@@ -192,7 +211,7 @@ pub fn judge_state(
 /// kind of its `verdict.txt` (`#INDEX TAG KIND ...`, [`StateRecord::line`]) read it, and the
 /// suite's reader. Its verdicts now.
 pub fn replay(cfg: &SuiteConfig, folder: &Path) -> Result<Verdicts> {
-    replay_folder(&cfg.exe, cfg.reader, folder)
+    replay_folder(&cfg.common.exe, cfg.common.reader, folder)
 }
 
 /// Judges a saved state folder again (what [`replay`] does; also the disk-error suite's
@@ -293,10 +312,10 @@ impl BasePlan {
 /// states each.
 fn bases(cfg: &SuiteConfig) -> Vec<(usize, usize, usize)> {
     let per_base = cfg.per_base.max(1);
-    (0..cfg.states.div_ceil(per_base))
+    (0..cfg.common.states.div_ceil(per_base))
         .map(|b| {
             let first = b * per_base;
-            (b + 1, first, per_base.min(cfg.states - first))
+            (b + 1, first, per_base.min(cfg.common.states - first))
         })
         .collect()
 }
@@ -307,10 +326,10 @@ fn bases(cfg: &SuiteConfig) -> Vec<(usize, usize, usize)> {
 pub fn plan_digest(cfg: &SuiteConfig, runs: &[String]) -> String {
     let mut h = PlanHasher::new("faults");
     h.add(&(
-        cfg.states,
-        cfg.ops,
+        cfg.common.states,
+        cfg.common.ops,
         cfg.per_base.max(1),
-        cfg.exe.official_page_size(),
+        cfg.common.exe.official_page_size(),
     ));
     for r in runs {
         h.add(r);
@@ -326,12 +345,12 @@ pub fn draw_plan(
     targets: &[Target],
     layout: impl Fn(&BasePlan) -> (bool, u64, u64),
 ) -> String {
-    let page = cfg.exe.official_page_size();
+    let page = cfg.common.exe.official_page_size();
     let runs: Vec<String> = bases(cfg)
         .into_iter()
         .map(|(number, first, n)| {
             let target = &targets[(number - 1) % targets.len()];
-            let mut plan = BasePlan::draw(cfg.seed, number, target.kind, cfg.ops);
+            let mut plan = BasePlan::draw(cfg.common.seed, number, target.kind, cfg.common.ops);
             let (killed, data_len, region) = layout(&plan);
             let damages: Vec<Damage> = (0..n)
                 .map(|j| plan.damage(j, killed, data_len, region, page))
@@ -361,13 +380,13 @@ fn run_base(
     dir: &Path,
 ) -> Result<Base> {
     let (tag, kind) = (&target.tag, target.kind);
-    let mut plan = BasePlan::draw(cfg.seed, number, kind, cfg.ops);
+    let mut plan = BasePlan::draw(cfg.common.seed, number, kind, cfg.common.ops);
     let (writer_seed, kill) = (plan.writer.seed, plan.writer.kill);
     let base = dir.join("written");
     std::fs::create_dir_all(&base).map_err(|e| Error::io(&base, e))?;
-    let killed = run_killed(&cfg.exe, tag, &base, &plan.writer)?;
+    let killed = run_killed(&cfg.common.exe, tag, &base, &plan.writer)?;
     let (data_len, region) = region_len(&base);
-    let page = cfg.exe.official_page_size();
+    let page = cfg.common.exe.official_page_size();
     let mut records = Vec::with_capacity(n);
     for j in 0..n {
         let damage = plan.damage(j, killed, data_len, region, page);
@@ -375,8 +394,9 @@ fn run_base(
         let sdir = dir.join(format!("state-{index}"));
         copy_store(&base, &sdir)?;
         damage.apply(&sdir, STORE_ID)?;
-        let reader = (cfg.reader)(&sdir, kind, &target.features, ErrorStrategy::Discard, page);
-        let verdicts = judge_state(&cfg.exe, target, cfg.reader, &sdir, dir)?;
+        let reader =
+            (cfg.common.reader)(&sdir, kind, &target.features, ErrorStrategy::Discard, page);
+        let verdicts = judge_state(&cfg.common.exe, target, cfg.common.reader, &sdir, dir)?;
         let mut rec = StateRecord {
             index,
             tag: tag.clone(),
@@ -389,7 +409,7 @@ fn run_base(
             saved: None,
         };
         let interesting = disagrees(&rec.verdicts) || upstream(&rec.verdicts);
-        if let (true, Some(root)) = (interesting, &cfg.save) {
+        if let (true, Some(root)) = (interesting, &cfg.common.save) {
             let to = root.join(format!("{}-{}-{index}", tag, kind));
             let _ = std::fs::remove_dir_all(&to);
             copy_store(&base, &to.join("before-damage"))?;
@@ -418,7 +438,7 @@ fn run_base(
 /// ([`BasePlan`]), and their states are collected in base order: the result does not depend
 /// on `jobs`. The summary carries the run's [`plan_digest`].
 pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> Result<Summary> {
-    let libs = targets(&cfg.tags, &cfg.kinds, true)?;
+    let libs = targets(&cfg.common.tags, &cfg.common.kinds, true)?;
     let work = tempfile::Builder::new()
         .prefix("mmkv-faults")
         .tempdir()
@@ -427,7 +447,7 @@ pub fn run_suite(cfg: &SuiteConfig, mut progress: impl FnMut(&StateRecord)) -> R
     let mut runs = Vec::new();
     run_in_order(
         bases(cfg),
-        cfg.jobs,
+        cfg.common.jobs,
         |(number, first, n)| {
             let dir = work.path().join(format!("base-{number}"));
             let target = &libs[(number - 1) % libs.len()];

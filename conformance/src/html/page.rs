@@ -49,6 +49,8 @@ pub struct Page<'a> {
     pub faults: Option<FaultsView>,
     /// The power-loss section (the same table: crash states per version and verdict).
     pub powerloss: Option<FaultsView>,
+    /// The disk-error section (the same table: states per version and verdict).
+    pub diskerr: Option<FaultsView>,
     /// The readers section.
     pub grades: Option<&'a Grades>,
     /// Its class columns.
@@ -184,7 +186,7 @@ pub struct ExceptionView {
     pub uses: u64,
 }
 
-/// A suite's verdict counts (the fault suite, the power-loss suite).
+/// A suite's verdict counts (the fault, power-loss and disk-error suites).
 pub struct FaultsView {
     /// Passed.
     pub passed: bool,
@@ -458,6 +460,16 @@ impl<'a> Page<'a> {
                     |tag, v| p.per_version_verdicts.get(&format!("{tag} {v}")).copied(),
                 )
                 .with_lines(&p.disagreements, &p.upstream)
+            }),
+            diskerr: report.diskerr.as_ref().map(|d| {
+                FaultsView::new(
+                    d.passed(),
+                    d.phrase(),
+                    &d.per_version,
+                    &d.verdicts,
+                    |tag, v| d.per_version_verdicts.get(&format!("{tag} {v}")).copied(),
+                )
+                .with_lines(&d.disagreements, &d.upstream)
             }),
             grades,
             classes: crate::html::grades::CLASSES,

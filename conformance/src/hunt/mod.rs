@@ -4,8 +4,8 @@
 //! Round after round until the budget is spent, the hunt runs the differential property over
 //! every built version × store kind, the migration property over the pairs of
 //! [`crate::differential::property::migration_pairs`] × the kinds both versions have, then a
-//! fault-suite batch ([`crate::fault::suite`]) and a power-loss batch
-//! ([`crate::powerloss::suite`]) per version, each run with a fresh seed derived from the
+//! fault-suite batch ([`crate::fault::suite`]), a power-loss batch
+//! ([`crate::powerloss::suite`]) and a disk-error batch ([`crate::diskerr::suite`]) per version, each run with a fresh seed derived from the
 //! hunt's base seed (random unless given, so `--seed` replays a hunt) and many times CI's case
 //! or state count. Each failure is shrunk (property runs, power-loss states) and saved by its
 //! suite as CI saves its failures; a property failure's first difference is located
@@ -15,7 +15,8 @@
 //!
 //! - [`signature`]: findings, their grouping into signatures (version ranges), stable ids;
 //! - [`locate`]: the first differing op and `Compared` kind of a saved failure;
-//! - [`states`]: the fault and power-loss batches, their findings' verdict and damage classes;
+//! - [`states`]: the fault, power-loss and disk-error batches, their findings' verdict and
+//!   damage classes;
 //! - [`run`]: the rounds, the budget, the progress bar.
 
 pub mod locate;
@@ -48,6 +49,10 @@ pub const DEFAULT_FAULT_STATES: usize = 600;
 /// Power-loss crash states per round and version by default: 10 times `.ci/run`'s 60.
 pub const DEFAULT_POWERLOSS_STATES: usize = 600;
 
+/// Disk-error states per round and version by default: 10 times `.ci/run`'s 24 (one writer
+/// run each, so far fewer than the other suites' states).
+pub const DEFAULT_DISKERR_STATES: usize = 240;
+
 /// What a hunt runs.
 #[derive(Debug, Clone)]
 pub struct HuntConfig {
@@ -55,7 +60,8 @@ pub struct HuntConfig {
     pub budget: Duration,
     /// The base seed every run's seed is derived from.
     pub base_seed: u64,
-    /// Where failure folders go (`differential/`, `migration/`, `fault/`, `powerloss/` inside).
+    /// Where failure folders go (`differential/`, `migration/`, `fault/`, `powerloss/`,
+    /// `diskerr/` inside).
     pub out: PathBuf,
     /// The suites that run (in [`Suite::ALL`] order).
     pub suites: Vec<Suite>,
@@ -71,7 +77,9 @@ pub struct HuntConfig {
     pub fault_states: usize,
     /// Power-loss crash states per round and version (0: no power-loss batches).
     pub powerloss_states: usize,
-    /// The `Store` path the fault and power-loss suites judge
+    /// Disk-error states per round and version (0: no disk-error batches).
+    pub diskerr_states: usize,
+    /// The `Store` path the fault, power-loss and disk-error suites judge
     /// ([`crate::sides::reads::read_reader`], or a broken reader's
     /// [`crate::sides::broken::Broken::reader_fn`]).
     pub state_reader: ReaderFn,
@@ -83,11 +91,12 @@ pub struct HuntConfig {
     pub replay_suffix: String,
 }
 
-/// `412 differential, 96 migration, 3600 fault state(s), 3600 power-loss state(s)`.
+/// `412 differential, 96 migration, 3600 fault state(s), 3600 power-loss state(s), 1440
+/// disk-error state(s)`.
 pub fn runs_phrase(runs: &Runs) -> String {
     format!(
-        "{} differential, {} migration, {} fault state(s), {} power-loss state(s)",
-        runs.differential, runs.migration, runs.fault, runs.powerloss
+        "{} differential, {} migration, {} fault state(s), {} power-loss state(s), {} disk-error state(s)",
+        runs.differential, runs.migration, runs.fault, runs.powerloss, runs.diskerr
     )
 }
 
@@ -177,6 +186,7 @@ mod tests {
                 migration: 0,
                 fault: 600,
                 powerloss: 0,
+                diskerr: 24,
             },
             signatures: vec![Signature {
                 id: "0123456789abcdef".to_string(),
@@ -216,11 +226,11 @@ mod tests {
         );
         assert_eq!(
             keys(&v["runs"]),
-            ["differential", "fault", "migration", "powerloss"]
+            ["differential", "diskerr", "fault", "migration", "powerloss"]
         );
         assert_eq!(
             v["suites"],
-            serde_json::json!(["differential", "migration", "fault", "powerloss"])
+            serde_json::json!(["differential", "migration", "fault", "powerloss", "diskerr"])
         );
         let s = &v["signatures"][0];
         assert_eq!(
@@ -242,6 +252,7 @@ mod tests {
         let table = table(&report);
         assert!(table.contains("1 signature(s)"), "{table}");
         assert!(table.contains("600 fault state(s)"), "{table}");
+        assert!(table.contains("24 disk-error state(s)"), "{table}");
         assert!(
             table.contains("0123456789abcdef  differential  v2.4.2"),
             "{table}"

@@ -47,7 +47,7 @@ impl Planned {
     }
 }
 
-/// Every run of one round: differential, migration, fault, power loss (those of
+/// Every run of one round: differential, migration, fault, power loss, disk error (those of
 /// `cfg.suites` with a case or state to run).
 fn plan(libs: &[SysLib], cfg: &HuntConfig) -> Vec<Planned> {
     let has = |i: usize, k: StoreKind| k.supported_by(&libs[i].features());
@@ -80,6 +80,7 @@ fn plan(libs: &[SysLib], cfg: &HuntConfig) -> Vec<Planned> {
     for (suite, states) in [
         (Suite::Fault, cfg.fault_states),
         (Suite::Powerloss, cfg.powerloss_states),
+        (Suite::Diskerr, cfg.diskerr_states),
     ] {
         if !on(suite) || states == 0 {
             continue;
@@ -103,8 +104,8 @@ fn plan(libs: &[SysLib], cfg: &HuntConfig) -> Vec<Planned> {
 /// what is left.
 #[derive(Default)]
 struct Pace {
-    spent: [Duration; 4],
-    cases: [u64; 4],
+    spent: [Duration; Suite::ALL.len()],
+    cases: [u64; Suite::ALL.len()],
 }
 
 impl Pace {
@@ -129,8 +130,8 @@ impl Pace {
     }
 }
 
-/// Runs the hunt with `reader` (the real one, or a broken one for `--break`; the fault and
-/// power-loss batches read with [`HuntConfig::state_reader`]).
+/// Runs the hunt with `reader` (the real one, or a broken one for `--break`; the fault,
+/// power-loss and disk-error batches read with [`HuntConfig::state_reader`]).
 pub fn hunt(cfg: &HuntConfig, reader: &dyn ReaderFactory) -> Result<HuntReport> {
     let libs: Vec<SysLib> = cfg
         .versions
@@ -238,6 +239,7 @@ pub fn hunt(cfg: &HuntConfig, reader: &dyn ReaderFactory) -> Result<HuntReport> 
                 Suite::Migration => u64::from(cfg.migration_cases),
                 Suite::Fault => cfg.fault_states as u64,
                 Suite::Powerloss => cfg.powerloss_states as u64,
+                Suite::Diskerr => cfg.diskerr_states as u64,
             };
             let cases = pace.cases(p.suite, full, deadline - now);
             let seed = derive_from(
@@ -261,7 +263,7 @@ pub fn hunt(cfg: &HuntConfig, reader: &dyn ReaderFactory) -> Result<HuntReport> 
             bar.set_message(status(&runs, findings.len()));
             tick();
             let t0 = Instant::now();
-            if matches!(p.suite, Suite::Fault | Suite::Powerloss) {
+            if p.suite.states() {
                 let batch = Batch {
                     suite: p.suite,
                     tag: &p.unit.label,
@@ -428,6 +430,13 @@ mod tests {
             pace.cases(Suite::Fault, 600, Duration::ZERO),
             600,
             "its own pace"
+        );
+        pace.record(Suite::Diskerr, 10, Duration::from_secs(10));
+        assert_eq!(pace.cases(Suite::Diskerr, 200, Duration::from_secs(4)), 4);
+        assert_eq!(
+            pace.cases(Suite::Powerloss, 600, Duration::from_secs(3)),
+            30,
+            "the disk-error pace is its own"
         );
     }
 }

@@ -1,22 +1,27 @@
-//! The hunt's fault and power-loss batches: one suite run on one version with the hunt's seed,
-//! its disagreeing states (the judge's word, [`crate::judge::state`]) as findings. Each state is
-//! saved by its suite (`verdict.txt` and `state/` of [`crate::fault::suite::run_suite`];
-//! the shrunk `state/` and `state.txt` of [`crate::powerloss::suite::run_powerloss`]), and its
-//! replay line judges that folder again (`faults run --replay`, `faults powerloss --replay`).
-//! A finding's compared kind is its verdict class ([`verdict_class`]), its first op the class
-//! of its damage ([`damage_class`]) or crash state ([`crash_class`]), unless the store it came
-//! from already disagrees: the written store before its damage, the files at the crash point
-//! before any page is lost. Then the first op is [`UNDAMAGED`] or [`NO_LOST_PAGE`] and the
-//! compared kind that store's verdict class (judged once per writer run or crash point), so
-//! that one reader bug does not split into a signature per damage or per refusal it causes.
+//! The hunt's fault, power-loss and disk-error batches: one suite run on one version with the
+//! hunt's seed, its disagreeing states (the judge's word, [`crate::judge::state`]) as
+//! findings. Each state is saved by its suite (`verdict.txt` and `state/` of
+//! [`crate::fault::suite::run_suite`] and [`crate::diskerr::suite::run_diskerr`]; the shrunk
+//! `state/` and `state.txt` of [`crate::powerloss::suite::run_powerloss`]), and its replay line
+//! judges that folder again (`faults run --replay`, `faults powerloss --replay`, `faults
+//! diskerr --replay`). A finding's compared kind is its verdict class ([`verdict_class`]), its
+//! first op the class of its damage ([`damage_class`]), crash state ([`crash_class`]) or
+//! failed calls ([`failure_class`]), unless the store it came from already disagrees: the
+//! written store before its damage, the files at the crash point before any page is lost.
+//! Then the first op is [`UNDAMAGED`] or [`NO_LOST_PAGE`] and the compared kind that store's
+//! verdict class (judged once per writer run or crash point), so that one reader bug does not
+//! split into a signature per damage or per refusal it causes. A disk-error state is the
+//! store its writer left: it has no store before it.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use crate::diskerr::record::DiskerrRecord;
+use crate::diskerr::suite::{run_diskerr, DiskerrConfig};
 use crate::error::Result;
 use crate::fault::damage::{Mutation, Which};
 use crate::fault::official::strategy_name;
-use crate::fault::suite::{judge_state, run_suite, SuiteConfig, Target};
+use crate::fault::suite::{judge_state, run_suite, SuiteCommon, SuiteConfig, Target};
 use crate::fault::summary::StateRecord;
 use crate::hunt::signature::{Example, Finding, Suite, Unit};
 use crate::hunt::HuntConfig;
@@ -24,6 +29,7 @@ use crate::judge::state::{disagrees, Verdict, Verdicts};
 use crate::powerloss::judged::Judged;
 use crate::powerloss::states::CrashState;
 use crate::powerloss::suite::{judge_files, run_powerloss, PowerlossConfig, KINDS};
+use crate::sides::reads::ReaderFn;
 use crate::vocab::kind::{Features, StoreKind};
 use crate::vocab::STORE_ID;
 use crate::writer::child::ChildExe;
@@ -35,6 +41,9 @@ pub const FAULT_REPLAY: &str = "cargo run --release -p conformance -- faults run
 /// The replay command of a saved power-loss state.
 pub const POWERLOSS_REPLAY: &str =
     "cargo run --release -p conformance -- faults powerloss --replay";
+
+/// The replay command of a saved disk-error state.
+pub const DISKERR_REPLAY: &str = "cargo run --release -p conformance -- faults diskerr --replay";
 
 /// The first op of a fault finding whose writer's store, undamaged, disagrees already.
 pub const UNDAMAGED: &str = "no damage needed (the written store)";
@@ -55,7 +64,7 @@ pub fn batch_kinds(suite: Suite, kinds: &[StoreKind], features: &Features) -> Ve
 
 /// One batch's plan: which suite, version, kinds, seed, states, and where it saves.
 pub struct Batch<'a> {
-    /// [`Suite::Fault`] or [`Suite::Powerloss`].
+    /// [`Suite::Fault`], [`Suite::Powerloss`] or [`Suite::Diskerr`].
     pub suite: Suite,
     /// The version.
     pub tag: &'a str,
@@ -67,6 +76,50 @@ pub struct Batch<'a> {
     pub states: usize,
     /// The round (its folder under the suite's).
     pub round: u64,
+}
+
+impl Batch<'_> {
+    /// Sets a suite configuration's shared fields to this batch's: its version, kinds and
+    /// seed, saving under `save`, reading with `reader`.
+    fn apply(&self, common: &mut SuiteCommon, save: PathBuf, reader: ReaderFn) {
+        common.tags = vec![self.tag.to_string()];
+        common.kinds.clone_from(&self.kinds);
+        common.seed = self.seed;
+        common.save = Some(save);
+        common.reader = reader;
+    }
+}
+
+/// A batch's findings so far, with the verdict class of the store each came from when that
+/// store already disagrees (judged once per `K`: writer run or crash point).
+struct Findings<K> {
+    found: Vec<Finding>,
+    whole: HashMap<K, Option<String>>,
+}
+
+impl<K: std::hash::Hash + Eq> Findings<K> {
+    fn new() -> Findings<K> {
+        Findings {
+            found: Vec::new(),
+            whole: HashMap::new(),
+        }
+    }
+
+    /// Adds `f`; when the store of `key` disagrees already (`judge`, called once per key), its
+    /// compared kind becomes that store's class and its first op `first_op`.
+    fn push(
+        &mut self,
+        mut f: Finding,
+        key: K,
+        judge: impl FnOnce() -> Option<String>,
+        first_op: &str,
+    ) {
+        if let Some(class) = self.whole.entry(key).or_insert_with(judge) {
+            f.compared = class.clone();
+            f.first_op = first_op.to_string();
+        }
+        self.found.push(f);
+    }
 }
 
 /// Runs `batch`: `judged` is called after every judged state, with the findings so far.
@@ -83,65 +136,64 @@ pub fn run_batch(
         .out
         .join(batch.suite.name())
         .join(format!("round-{}", batch.round));
-    let mut found = Vec::new();
+    let suffix = &cfg.replay_suffix;
     match batch.suite {
         Suite::Fault => {
             let mut sc = SuiteConfig::new(exe.clone(), batch.states);
-            sc.tags = vec![batch.tag.to_string()];
-            sc.kinds = batch.kinds.clone();
-            sc.seed = batch.seed;
-            sc.save = Some(save);
-            sc.reader = cfg.state_reader;
+            batch.apply(&mut sc.common, save, cfg.state_reader);
             // Per writer run: the verdict class of its store, undamaged, when it disagrees.
-            let mut written: HashMap<(String, StoreKind, u64, String), Option<String>> =
-                HashMap::new();
+            let mut f = Findings::new();
             run_suite(&sc, |r| {
                 if r.disagrees() {
-                    let mut f = fault_finding(r, batch.seed, &cfg.replay_suffix);
-                    let key = (r.tag.clone(), r.kind, r.writer_seed, r.kill.arg());
                     let before = r.saved.as_ref().map(|d| d.join("before-damage"));
-                    let undamaged = written.entry(key).or_insert_with(|| {
-                        before.and_then(|d| store_disagrees(&sc, &r.tag, r.kind, &d))
-                    });
-                    if let Some(class) = undamaged {
-                        f.compared = class.clone();
-                        f.first_op = UNDAMAGED.to_string();
-                    }
-                    found.push(f);
+                    f.push(
+                        fault_finding(r, batch.seed, suffix),
+                        (r.tag.clone(), r.kind, r.writer_seed, r.kill.arg()),
+                        || before.and_then(|d| store_disagrees(&sc, &r.tag, r.kind, &d)),
+                        UNDAMAGED,
+                    );
                 }
-                judged(&found);
+                judged(&f.found);
             })?;
+            Ok(f.found)
         }
-        _ => {
+        Suite::Powerloss => {
             let mut pc = PowerlossConfig::new(exe.clone(), batch.states);
-            pc.tags = vec![batch.tag.to_string()];
-            pc.kinds = batch.kinds.clone();
-            pc.seed = batch.seed;
-            pc.save = Some(save);
-            pc.reader = cfg.state_reader;
+            batch.apply(&mut pc.common, save, cfg.state_reader);
             // Per crash point: the verdict class of its files, with no page lost, when they
             // disagree.
-            let mut points: HashMap<(String, StoreKind, u64, usize), Option<String>> =
-                HashMap::new();
+            let mut f = Findings::new();
             run_powerloss(&pc, |j| {
                 if j.disagrees() {
-                    let mut f = powerloss_finding(j, batch.seed, &cfg.replay_suffix);
-                    let key = (j.tag.clone(), j.kind, j.seed, j.state.point);
                     let at = j.saved.as_ref().map(|d| d.join("crash-point"));
-                    let whole = points.entry(key).or_insert_with(|| {
-                        at.and_then(|d| files_disagree(&pc, &j.tag, j.kind, &d))
-                    });
-                    if let Some(class) = whole {
-                        f.compared = class.clone();
-                        f.first_op = NO_LOST_PAGE.to_string();
-                    }
-                    found.push(f);
+                    f.push(
+                        powerloss_finding(j, batch.seed, suffix),
+                        (j.tag.clone(), j.kind, j.seed, j.state.point),
+                        || at.and_then(|d| files_disagree(&pc, &j.tag, j.kind, &d)),
+                        NO_LOST_PAGE,
+                    );
+                }
+                judged(&f.found);
+            })?;
+            Ok(f.found)
+        }
+        Suite::Diskerr => {
+            let mut dc = DiskerrConfig::new(exe.clone(), batch.states);
+            batch.apply(&mut dc.common, save, cfg.state_reader);
+            // Each state is the store its writer left: there is no store before it to judge.
+            let mut found = Vec::new();
+            run_diskerr(&dc, |r| {
+                if r.disagrees() {
+                    found.push(diskerr_finding(r, batch.seed, suffix));
                 }
                 judged(&found);
             })?;
+            Ok(found)
         }
+        other => Err(crate::error::Error::Other(format!(
+            "{other}: not a state suite"
+        ))),
     }
-    Ok(found)
 }
 
 /// The [`verdict_class`] of the fault suite's verdicts on the store in `dir` (official `tag`,
@@ -153,9 +205,9 @@ fn store_disagrees(sc: &SuiteConfig, tag: &str, kind: StoreKind, dir: &Path) -> 
             .tempdir()
             .map_err(|e| crate::error::Error::io(std::env::temp_dir(), e))?;
         judge_state(
-            &sc.exe,
+            &sc.common.exe,
             &Target::load(tag, kind)?,
-            sc.reader,
+            sc.common.reader,
             dir,
             scratch.path(),
         )
@@ -222,6 +274,23 @@ fn powerloss_finding(j: &Judged, seed: u64, suffix: &str) -> Finding {
             j.saved.as_deref(),
             "state.txt",
             POWERLOSS_REPLAY,
+            seed,
+            suffix,
+        ),
+    }
+}
+
+fn diskerr_finding(r: &DiskerrRecord, seed: u64, suffix: &str) -> Finding {
+    Finding {
+        suite: Suite::Diskerr,
+        unit: Unit::version(&r.tag),
+        kind: r.kind,
+        compared: verdict_class(&r.verdicts),
+        first_op: failure_class(r),
+        example: example(
+            r.saved.as_deref(),
+            "verdict.txt",
+            DISKERR_REPLAY,
             seed,
             suffix,
         ),
@@ -299,6 +368,23 @@ pub fn damage_class(kill: Kill, damage: &[Mutation]) -> String {
     }
     let names: Vec<&str> = parts.into_iter().map(|(_, n)| n).collect();
     format!("{kill}: {}", names.join(" + "))
+}
+
+/// The class of a disk-error state: how its writer ended, then the wrapped calls that failed,
+/// each once in name order (`finished: msync + write failed`; errors, counts and the official
+/// calls they failed in left out), or `no call failed`.
+pub fn failure_class(r: &DiskerrRecord) -> String {
+    let calls: std::collections::BTreeSet<&str> = r
+        .failures
+        .iter()
+        .flat_map(|f| f.failed.keys().map(String::as_str))
+        .collect();
+    let end = r.end.label();
+    if calls.is_empty() {
+        return format!("{end}: no call failed");
+    }
+    let calls: Vec<&str> = calls.into_iter().collect();
+    format!("{end}: {} failed", calls.join(" + "))
 }
 
 /// The class of a crash state: what it has that no SIGKILL leaves (`crc ahead`, `data ahead`,

@@ -14,10 +14,8 @@ use std::process::ExitCode;
 use clap::Args;
 
 use crate::error::Result;
-use crate::fault::cli::{exit_status, or_exit, states_from_env, SuiteArgs};
+use crate::fault::cli::{states_from_env, SuiteArgs};
 use crate::fault::official::strategy_name;
-use crate::fault::section::note_page_size;
-use crate::judge::state::disagrees;
 use crate::powerloss::section::PowerlossSection;
 use crate::powerloss::suite::{replay, run_powerloss, PowerlossConfig};
 
@@ -52,7 +50,7 @@ pub struct PowerlossArgs {
 pub fn run_printing(cfg: &PowerlossConfig, verbose: bool) -> Result<PowerlossSection> {
     let started = std::time::Instant::now();
     let (mut bad, mut upstream) = (0u64, 0u64);
-    let mut section = run_powerloss(cfg, |j| {
+    run_powerloss(cfg, |j| {
         bad += u64::from(j.disagrees());
         upstream += u64::from(j.upstream());
         if verbose || j.disagrees() {
@@ -65,13 +63,7 @@ pub fn run_printing(cfg: &PowerlossConfig, verbose: bool) -> Result<PowerlossSec
                 started.elapsed().as_secs_f64()
             );
         }
-    })?;
-    note_page_size(
-        &mut section.per_page_size,
-        cfg.exe.page_size,
-        section.states,
-    );
-    Ok(section)
+    })
 }
 
 /// `conformance faults powerloss`: exit 1 on a disagreement, 2 when it could not run.
@@ -85,28 +77,22 @@ fn run(args: PowerlossArgs) -> std::result::Result<ExitCode, ExitCode> {
         c.exe("powerloss")?,
         states_from_env(STATES_VAR, args.states),
     );
-    cfg.ops = args.ops;
+    cfg.common.ops = args.ops;
     cfg.per_point = args.per_point.max(1);
     cfg.per_recording = args.per_recording.max(1);
     cfg.batch = args.batch.max(1);
-    let PowerlossConfig {
-        seed,
-        jobs,
-        tags,
-        kinds,
-        reader,
-        ..
-    } = &mut cfg;
-    c.apply("powerloss", seed, jobs, tags, kinds, reader)?;
-    if let Some(folder) = &c.replay {
-        let verdicts = or_exit("powerloss replay", 2, replay(&cfg, folder))?;
-        for (s, p, v) in &verdicts {
-            println!("{}/{}: {v}", strategy_name(*s), p.name());
-        }
-        return Ok(exit_status(!disagrees(&verdicts)));
-    }
-    let s = or_exit("powerloss", 2, run_printing(&cfg, c.verbose))?;
-    print!("{}", s.to_text());
-    c.write_json("powerloss", &s)?;
-    Ok(exit_status(s.passed()))
+    c.apply("powerloss", &mut cfg.common)?;
+    c.replay_or_run(
+        "powerloss",
+        |folder| replay(&cfg, folder),
+        |verdicts| {
+            let lines: Vec<String> = verdicts
+                .iter()
+                .map(|(s, p, v)| format!("{}/{}: {v}", strategy_name(*s), p.name()))
+                .collect();
+            lines.join("\n")
+        },
+        |verbose| run_printing(&cfg, verbose),
+        |s| (s.to_text(), s.passed()),
+    )
 }

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use crate::fault::section::{
-    counts_line, enough_official_reads, findings_text, phrase, plan_digest_line, saved_line,
+    counts_line, enough_official_reads, findings_text, phrase, saved_line, StateSection,
 };
 use crate::fault::summary::verdict_key;
 use crate::powerloss::judged::Judged;
@@ -205,9 +205,15 @@ impl PowerlossSection {
             &self.disagreements,
             self.states,
             self.upstream_states,
+            self.plan_digest(),
         );
-        plan_digest_line(&mut s, self.plan_digest());
         s
+    }
+}
+
+impl StateSection for PowerlossSection {
+    fn ending(&mut self) -> (&mut f64, &mut BTreeMap<String, u64>, u64) {
+        (&mut self.seconds, &mut self.per_page_size, self.states)
     }
 }
 

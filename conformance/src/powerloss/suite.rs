@@ -13,18 +13,18 @@ use mmkv_sys::ErrorStrategy;
 
 use crate::error::{Error, Result};
 use crate::fault::official::{spawn_reads, strategy_name};
-use crate::fault::suite::{targets, Target};
+use crate::fault::section::finish_section;
+use crate::fault::suite::{targets, SuiteCommon, Target};
 use crate::fault::summary::verdicts_line;
 use crate::judge::state::{disagrees, judge_outcomes, Verdict};
 use crate::powerloss::judged::{Judged, Verdicts};
 use crate::powerloss::record::{record, spec, writer_page, Recording};
 use crate::powerloss::section::PowerlossSection;
 use crate::powerloss::states::{base_image, states_at, CrashState};
-use crate::sides::reads::{open_store, read_reader, OfficialOutcome, ReaderFn, ReaderPath};
-use crate::sides::sys::built_tags;
+use crate::sides::reads::{open_store, OfficialOutcome, ReaderFn, ReaderPath};
 use crate::vocab::digest::PlanHasher;
 use crate::vocab::kind::StoreKind;
-use crate::vocab::pool::{default_jobs, run_in_order, run_ordered};
+use crate::vocab::pool::{run_in_order, run_ordered};
 use crate::vocab::{SplitMix, STORE_ID};
 use crate::writer::child::ChildExe;
 
@@ -42,18 +42,10 @@ pub const KINDS: [StoreKind; 6] = [
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct PowerlossConfig {
-    /// The child processes' program (`conformance faults`).
-    pub exe: ChildExe,
-    /// Official versions (built tags).
-    pub tags: Vec<String>,
-    /// Store kinds (each version runs those it has).
-    pub kinds: Vec<StoreKind>,
-    /// Crash states to judge.
-    pub states: usize,
-    /// Seed of everything (plans, samples).
-    pub seed: u64,
-    /// Workload ops per recording.
-    pub ops: usize,
+    /// Versions, kinds (default: [`KINDS`]), crash states, seed (plans, samples), workload ops
+    /// per recording, saving (disagreeing states shrunk), jobs (recordings and batches of
+    /// states at once), reader.
+    pub common: SuiteCommon,
     /// Crash states per crash point at most (exhaustive below, sampled above).
     pub per_point: usize,
     /// Crash states judged per recording at most (a random subset of its distinct states;
@@ -62,40 +54,23 @@ pub struct PowerlossConfig {
     pub per_recording: usize,
     /// States per official child process.
     pub batch: usize,
-    /// Where disagreeing states (shrunk) and upstream findings are saved.
-    pub save: Option<PathBuf>,
     /// Disagreeing states shrunk to a minimal state at most (each costs child processes).
     pub shrink: usize,
-    /// The `Store` path under test (tests inject broken ones); the dump path is always read.
-    pub reader: ReaderFn,
     /// Stop at the first disagreeing state (tests of broken readers).
     pub stop_at_disagreement: bool,
-    /// Recordings and batches of states at once; the result does not depend on it.
-    pub jobs: usize,
 }
 
 impl PowerlossConfig {
-    /// Defaults: every built tag, the kinds of [`KINDS`], the base seed
-    /// ([`crate::vocab::seed`]), 120 ops, 24 states per
-    /// crash point, 400 per recording, batches of 64, failures under
-    /// `<failures root>/powerloss`, one job per core ([`default_jobs`]; the CLIs take `--jobs` /
-    /// `CONFORMANCE_JOBS`).
+    /// Defaults: those of [`SuiteCommon::new`] with the kinds of [`KINDS`] and failures under
+    /// `powerloss`, 24 states per crash point, 400 per recording, batches of 64, 5 shrunk.
     pub fn new(exe: ChildExe, states: usize) -> PowerlossConfig {
         PowerlossConfig {
-            exe,
-            tags: built_tags(),
-            kinds: KINDS.to_vec(),
-            states,
-            seed: crate::vocab::seed::base(),
-            ops: 120,
+            common: SuiteCommon::new(exe, states, &KINDS, "powerloss"),
             per_point: 24,
             per_recording: 400,
             batch: 64,
-            save: Some(crate::differential::failures::failures_root().join("powerloss")),
             shrink: 5,
-            reader: read_reader,
             stop_at_disagreement: false,
-            jobs: default_jobs(),
         }
     }
 }
@@ -223,12 +198,12 @@ fn judge_one(
         runs.push((*s, d));
     }
     let refs: Vec<(ErrorStrategy, &Path)> = runs.iter().map(|(s, d)| (*s, d.as_path())).collect();
-    let outcomes = spawn_reads(&cfg.exe, &target.tag, target.kind, &refs)?;
+    let outcomes = spawn_reads(&cfg.common.exe, &target.tag, target.kind, &refs)?;
     let official: Vec<_> = strategies.into_iter().zip(outcomes).collect();
     let r = judge_dir(
         target,
-        cfg.exe.official_page_size(),
-        cfg.reader,
+        cfg.common.exe.official_page_size(),
+        cfg.common.reader,
         &dir.join("state"),
         &official,
         &dir,
@@ -434,14 +409,14 @@ fn record_base(
     per_recording: usize,
     dir: &Path,
 ) -> Result<Base> {
-    let (mut rng, seed) = draw_recording(cfg.seed, base_no);
+    let (mut rng, seed) = draw_recording(cfg.common.seed, base_no);
     let rec = record(
-        &cfg.exe,
+        &cfg.common.exe,
         &target.tag,
         &target.features,
         target.kind,
         seed,
-        cfg.ops,
+        cfg.common.ops,
         dir,
     )?;
     let _ = std::fs::remove_dir_all(dir);
@@ -469,7 +444,7 @@ fn take_states(base: &mut Base, left: usize) {
 /// recordings as there are targets.
 fn per_recording(cfg: &PowerlossConfig, targets: usize) -> usize {
     cfg.per_recording
-        .min(cfg.states.div_ceil(targets.max(1)).max(10))
+        .min(cfg.common.states.div_ceil(targets.max(1)).max(10))
 }
 
 /// The digest of what the seed drew for recording `number` on `target` (its writer's `seed`,
@@ -499,11 +474,11 @@ pub fn recording_digest(
 pub fn plan_digest(cfg: &PowerlossConfig, per_recording: usize, recordings: &[String]) -> String {
     let mut h = PlanHasher::new("power-loss");
     h.add(&(
-        cfg.states,
-        cfg.ops,
+        cfg.common.states,
+        cfg.common.ops,
         cfg.per_point,
         per_recording,
-        writer_page(&cfg.exe),
+        writer_page(&cfg.common.exe),
     ));
     for r in recordings {
         h.add(r);
@@ -523,10 +498,10 @@ pub fn draw_plan(
     let per_recording = per_recording(cfg, targets.len());
     let (mut index, mut idle, mut number) = (0, 0, 0);
     let mut digests = Vec::new();
-    while index < cfg.states && idle < targets.len() {
+    while index < cfg.common.states && idle < targets.len() {
         number += 1;
         let target = &targets[(number - 1) % targets.len()];
-        let (mut rng, seed) = draw_recording(cfg.seed, number);
+        let (mut rng, seed) = draw_recording(cfg.common.seed, number);
         let rec = recording(target, seed);
         let states = recording_states(&rec, cfg.per_point, per_recording, &mut rng);
         let mut base = Base {
@@ -537,7 +512,7 @@ pub fn draw_plan(
             states,
             rng,
         };
-        take_states(&mut base, cfg.states - index);
+        take_states(&mut base, cfg.common.states - index);
         idle = if base.states.is_empty() { idle + 1 } else { 0 };
         if let Some(d) = base.digest(cfg, index) {
             digests.push(d);
@@ -558,7 +533,7 @@ impl Base {
             &self.target,
             self.number,
             self.seed,
-            cfg.ops,
+            cfg.common.ops,
             &states,
         ))
     }
@@ -579,7 +554,7 @@ fn judge_batch(
     chunk: &[CrashState],
     dir: &Path,
 ) -> Result<Vec<StateOutcome>> {
-    let page = cfg.exe.official_page_size();
+    let page = cfg.common.exe.official_page_size();
     let strategies = target.strategies();
     let mut runs = Vec::new();
     let mut built = Vec::new();
@@ -594,7 +569,7 @@ fn judge_batch(
         }
         built.push(sdir);
     }
-    let outcomes = read_batch(&cfg.exe, &target.tag, target.kind, &runs)?;
+    let outcomes = read_batch(&cfg.common.exe, &target.tag, target.kind, &runs)?;
     let mut outcomes = outcomes.into_iter();
     let mut out = Vec::with_capacity(chunk.len());
     for sdir in &built {
@@ -605,7 +580,7 @@ fn judge_batch(
         let (verdicts, panicked) = judge_dir(
             target,
             page,
-            cfg.reader,
+            cfg.common.reader,
             &sdir.join("state"),
             &official,
             dir,
@@ -641,23 +616,23 @@ pub fn run_powerloss(
     mut progress: impl FnMut(&Judged),
 ) -> Result<PowerlossSection> {
     let started = std::time::Instant::now();
-    let targets = targets(&cfg.tags, &cfg.kinds, false)?;
+    let targets = targets(&cfg.common.tags, &cfg.common.kinds, false)?;
     let per_recording = per_recording(cfg, targets.len());
     let mut digests = Vec::new();
-    let jobs = cfg.jobs.max(1);
+    let jobs = cfg.common.jobs.max(1);
     let work = scratch()?;
     let mut section = PowerlossSection {
-        seed: cfg.seed,
+        seed: cfg.common.seed,
         ..PowerlossSection::default()
     };
     let mut index = 0usize;
     let mut shrunk = 0usize;
     let mut next_base = 0usize;
     let mut unit_no = 0usize;
-    while index < cfg.states {
+    while index < cfg.common.states {
         // The recordings the states left need (each gives at most `per_recording`), a few
         // at a time so that few recordings are held at once.
-        let wave = (cfg.states - index)
+        let wave = (cfg.common.states - index)
             .div_ceil(per_recording)
             .clamp(1, (4 * jobs).max(8));
         let numbers: Vec<usize> = (next_base..next_base + wave).collect();
@@ -671,7 +646,7 @@ pub fn run_powerloss(
         let mut units = Vec::new();
         for r in recorded {
             let mut base = r?;
-            take_states(&mut base, cfg.states - index);
+            take_states(&mut base, cfg.common.states - index);
             digests.extend(base.digest(cfg, index));
             if base.states.is_empty() {
                 section.add_recording(&base.rec);
@@ -717,7 +692,7 @@ pub fn run_powerloss(
                         sources: o.sources,
                         saved: None,
                     };
-                    if let (true, Some(root)) = (j.disagrees() || j.upstream(), &cfg.save) {
+                    if let (true, Some(root)) = (j.disagrees() || j.upstream(), &cfg.common.save) {
                         let (target, rec) = (&base.target, &base.rec);
                         let mut note = String::new();
                         if j.disagrees() && !j.panicked && shrunk < cfg.shrink {
@@ -749,7 +724,7 @@ pub fn run_powerloss(
             break;
         }
     }
-    section.seconds = started.elapsed().as_secs_f64();
     section.plan_digests = vec![plan_digest(cfg, per_recording, &digests)];
+    finish_section(&mut section, started, cfg.common.exe.page_size);
     Ok(section)
 }
