@@ -260,8 +260,8 @@ pub struct ReportArgs {
     #[arg(long = "seed", env = "CONFORMANCE_SEED",
           default_value_t = conformance::vocab::seed::DEFAULT_SEED)]
     pub base_seed: u64,
-    /// Versions run at once, each cell a child process; also the fault and power-loss suites'
-    /// writer runs at once (default: one per core).
+    /// Versions run at once, each cell a child process; also the fault, power-loss and
+    /// disk-error suites' writer runs at once (default: one per core).
     #[arg(long, env = "CONFORMANCE_JOBS", value_parser = clap::value_parser!(u64).range(1..))]
     pub jobs: Option<u64>,
     /// Run every cell on the real clock, sleeping through short expiries (default: the test

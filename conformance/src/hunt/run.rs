@@ -1,5 +1,5 @@
 //! The hunt's rounds: every (version, kind) differential run, every (pair, kind) migration
-//! run, then a fault and a power-loss batch per version, each with its own seed, again and
+//! run, then a fault, a power-loss and a disk-error batch per version, each with its own seed, again and
 //! again until the budget is spent; failures become findings, grouped into signatures at the
 //! end.
 
