@@ -204,6 +204,22 @@ pub struct FaultsView {
     pub upstream: Vec<String>,
 }
 
+/// The [`FaultsView`] of a section whose verdicts per version are keyed `TAG VERDICT` (the
+/// power-loss and disk-error sections, which name those fields alike).
+macro_rules! keyed_view {
+    ($s:expr) => {{
+        let s = $s;
+        FaultsView::new(
+            s.passed(),
+            s.phrase(),
+            &s.per_version,
+            &s.verdicts,
+            |tag, v| s.per_version_verdicts.get(&format!("{tag} {v}")).copied(),
+        )
+        .with_lines(&s.disagreements, &s.upstream)
+    }};
+}
+
 impl FaultsView {
     /// The table of a suite's verdict counts: states per version, and per version the count
     /// of each verdict (`per`: (tag, verdict) -> count).
@@ -451,26 +467,8 @@ impl<'a> Page<'a> {
                 )
                 .with_lines(&f.disagreements, &f.upstream)
             }),
-            powerloss: report.powerloss.as_ref().map(|p| {
-                FaultsView::new(
-                    p.passed(),
-                    p.phrase(),
-                    &p.per_version,
-                    &p.verdicts,
-                    |tag, v| p.per_version_verdicts.get(&format!("{tag} {v}")).copied(),
-                )
-                .with_lines(&p.disagreements, &p.upstream)
-            }),
-            diskerr: report.diskerr.as_ref().map(|d| {
-                FaultsView::new(
-                    d.passed(),
-                    d.phrase(),
-                    &d.per_version,
-                    &d.verdicts,
-                    |tag, v| d.per_version_verdicts.get(&format!("{tag} {v}")).copied(),
-                )
-                .with_lines(&d.disagreements, &d.upstream)
-            }),
+            powerloss: report.powerloss.as_ref().map(|p| keyed_view!(p)),
+            diskerr: report.diskerr.as_ref().map(|d| keyed_view!(d)),
             grades,
             classes: crate::html::grades::CLASSES,
             speed: inputs.speed.as_ref(),
