@@ -29,6 +29,16 @@ fn inputs() -> Inputs {
     }
 }
 
+/// The page's `<section id="ID">`, to its end.
+fn section<'a>(page: &'a str, id: &str) -> &'a str {
+    let start = format!("<section id=\"{id}\">");
+    let from = page
+        .split(&start)
+        .nth(1)
+        .unwrap_or_else(|| panic!("no {start}"));
+    from.split("</section>").next().unwrap()
+}
+
 const INJECTIONS: &[&str] = &[
     "<img src=x onerror=",
     "<script>document.title='pwned'</script>",
@@ -78,24 +88,12 @@ fn matrix_has_a_row_per_tag_and_the_failing_cell_its_replay_command() {
     assert!(page.contains("discard/store exception:zero-fill"));
     assert!(page.contains("<td class=\"num\">12</td>"));
     // the power-loss suite: its verdicts per version, in the same table shape
-    let powerloss = page
-        .split("<section id=\"powerloss\">")
-        .nth(1)
-        .unwrap()
-        .split("</section>")
-        .next()
-        .unwrap();
+    let powerloss = section(&page, "powerloss");
     assert!(powerloss.contains("40 power-loss state(s) judged, 0 disagreeing"));
     assert!(powerloss.contains("<th scope=\"row\">v2.4.2</th><td class=\"num\">40</td><td class=\"num\">37</td><td class=\"num\">3</td>"));
     // the disk-error suite: the same table, its disagreement and upstream finding (whose
     // store-derived text is escaped, `store_derived_text_is_escaped`)
-    let diskerr = page
-        .split("<section id=\"diskerr\">")
-        .nth(1)
-        .unwrap()
-        .split("</section>")
-        .next()
-        .unwrap();
+    let diskerr = section(&page, "diskerr");
     assert!(page.contains("<a href=\"#diskerr\">Disk errors</a>"));
     assert!(diskerr.contains("<span class=\"v fail\">FAIL</span> 24 disk-error state(s) judged, 1 disagreeing, 1 upstream finding(s)"), "{diskerr}");
     assert!(diskerr.contains("<th scope=\"row\">v2.4.2</th><td class=\"num\">24</td><td class=\"num\">21</td><td class=\"num\">1</td><td class=\"num\">2</td>"), "{diskerr}");
