@@ -193,14 +193,11 @@ pub fn check(lists: &[VersionList], measured: &[Coverage]) -> Check {
 /// The list after a measurement: each measured version's unreached functions, in its order,
 /// with the reasons `old` gives them for that version, else the reason `old` gives the same
 /// file and name in another version (a version measured for the first time starts from what
-/// is already explained; review what it took), else `unclassified`; versions not measured
-/// kept as they were.
+/// is already explained; review what it took), else `unclassified`. Versions not measured are
+/// kept as they were, and every version keeps its place in the file (a version new to it
+/// comes last): a rewrite for v2.4.2 leaves the blocks of the eras measured by hand as they are.
 pub fn regenerate(old: &[VersionList], measured: &[Coverage]) -> Vec<VersionList> {
-    let mut out: Vec<VersionList> = old
-        .iter()
-        .filter(|l| !measured.iter().any(|m| m.tag == l.version))
-        .cloned()
-        .collect();
+    let mut out: Vec<VersionList> = old.to_vec();
     for m in measured {
         let before = old.iter().find(|l| l.version == m.tag);
         let functions = m
@@ -230,12 +227,15 @@ pub fn regenerate(old: &[VersionList], measured: &[Coverage]) -> Vec<VersionList
                     })
             })
             .collect();
-        out.push(VersionList {
+        let list = VersionList {
             version: m.tag.clone(),
             functions,
-        });
+        };
+        match out.iter_mut().find(|l| l.version == m.tag) {
+            Some(place) => *place = list,
+            None => out.push(list),
+        }
     }
-    out.sort_by(|a, b| a.version.cmp(&b.version));
     out
 }
 
@@ -427,6 +427,37 @@ mod tests {
             (Class::NotYetReached, "no op locks")
         );
         assert_eq!(f[1].class, Class::Unclassified);
+    }
+
+    #[test]
+    fn rewriting_one_version_keeps_the_other_blocks_where_they_are() {
+        let era = r#"
+- version: v1.2.16
+  functions:
+  - file: MMKV.cpp
+    name: "mmkv::MMKV::unlock()"
+    class: not-yet-reached
+    why: "not drawn"
+"#;
+        let old = parse(&format!("{FILE}{}", &era[1..])).unwrap();
+        let m = measured("v2.4.2", &["mmkv::MMKV::lock()"]);
+        let new = regenerate(&old, std::slice::from_ref(&m));
+        let versions: Vec<&str> = new.iter().map(|l| l.version.as_str()).collect();
+        assert_eq!(
+            versions,
+            ["v2.4.2", "v1.2.16"],
+            "each block keeps its place"
+        );
+        assert_eq!(new[1], old[1], "the block not measured is kept as it was");
+        assert_eq!(new[0].functions.len(), 1);
+        // A check of v2.4.2 alone is not disturbed by the other version's block.
+        let c = check(&new, &[m]);
+        assert!(c.passed, "{c:?}");
+        assert_eq!(c.lines.len(), 1, "{c:?}");
+        // A version new to the file comes last.
+        let new = regenerate(&old, &[measured("v1.3.17", &[])]);
+        let versions: Vec<&str> = new.iter().map(|l| l.version.as_str()).collect();
+        assert_eq!(versions, ["v2.4.2", "v1.2.16", "v1.3.17"]);
     }
 
     #[test]
