@@ -65,7 +65,7 @@ use crate::judge::recognise::{
     file_valid_zero_header, inline_misload, read_only_without_expiry, writeback_clobbered,
     RegionStart, StoreFiles,
 };
-use crate::sides::official::{LockCall, OfficialLib, OfficialStore};
+use crate::sides::official::{LockCall, OfficialLib, OfficialStore, OpenVia};
 use crate::sides::view::{ReaderFactory, ReaderView};
 use crate::vocab::clock::{now_secs, official_now_secs, sleep_until_secs};
 use crate::vocab::kind::{ModeKind, StoreKind};
@@ -266,7 +266,14 @@ fn open_official(
 ) -> Result<Box<dyn OfficialStore>> {
     let (key, aes256) = (config.crypt_key.as_deref(), config.aes256);
     let in_name_space = if config.name_space {
-        lib.open_in_name_space(&name_space_root(dir), id, config.mode, key, aes256)?
+        lib.open_via(
+            OpenVia::NameSpace,
+            &name_space_root(dir),
+            id,
+            config.mode,
+            key,
+            aes256,
+        )?
     } else {
         None
     };
@@ -1285,7 +1292,8 @@ impl<'a> Runner<'a> {
             .map_err(|e| open_error(ReaderSide::Fresh, e));
         self.count(&reads);
         let key = self.config.crypt_key.as_deref();
-        let opened = (self.lib).open_read_only(
+        let opened = (self.lib).open_via(
+            OpenVia::ReadOnly,
             &self.dir,
             &self.id,
             self.config.mode,

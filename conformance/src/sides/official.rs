@@ -27,24 +27,12 @@ pub trait OfficialLib: Sync {
         crypt_key: Option<&[u8]>,
         aes256: bool,
     ) -> Result<Box<dyn OfficialStore>>;
-    /// Opens store `id` of `dir` with `MMKV_READ_ONLY` added to `mode`: an instance that maps
-    /// the files read-only and refuses every write. The library hands out one instance per
-    /// store and process, so every other instance of the store must be closed first.
-    /// `Ok(None)` where the version lacks the mode (before v2.0.0).
-    fn open_read_only(
+    /// Opens store `id` of `dir` the other way `via` names (a folder `dir` and an instance
+    /// as [`OpenVia`] says); `Ok(None)` where the version lacks that way.
+    fn open_via(
         &self,
+        via: OpenVia,
         dir: &Path,
-        id: &str,
-        mode: ModeKind,
-        crypt_key: Option<&[u8]>,
-        aes256: bool,
-    ) -> Result<Option<Box<dyn OfficialStore>>>;
-    /// Opens (creating if needed) store `id` through `MMKV::nameSpace(root).mmkvWithID`: the
-    /// files are in the folder `root` names once normalised (absolute, canonical, no
-    /// trailing slash). `Ok(None)` where the version lacks name spaces (before v2.1.0).
-    fn open_in_name_space(
-        &self,
-        root: &Path,
         id: &str,
         mode: ModeKind,
         crypt_key: Option<&[u8]>,
@@ -60,6 +48,18 @@ pub trait OfficialLib: Sync {
     /// The static `removeStorage(id, &dir)` (close every instance of the store first);
     /// `Ok(None)` when the version lacks it (before v1.3.3).
     fn remove_storage(&self, id: &str, dir: &Path) -> Result<Option<bool>>;
+}
+
+/// The other ways [`OfficialLib::open_via`] opens a store, each where its version has it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenVia {
+    /// `MMKV_READ_ONLY` added to the mode (v2.0.0+): an instance that maps the files read-only
+    /// and refuses every write. The library hands out one instance per store and process, so
+    /// every other instance of the store must be closed first.
+    ReadOnly,
+    /// `MMKV::nameSpace(dir).mmkvWithID` (v2.1.0+), creating the store if needed: the files
+    /// are in the folder `dir` names once normalised (absolute, canonical, no trailing slash).
+    NameSpace,
 }
 
 /// `lock()`, `unlock()` or `try_lock()` of an instance.

@@ -6,7 +6,7 @@ use std::path::Path;
 use mmkv_sys::{Instance, Mode, Official, OpenAs};
 
 use crate::error::{Error, Result};
-use crate::sides::official::{LockCall, OfficialLib, OfficialStore};
+use crate::sides::official::{LockCall, OfficialLib, OfficialStore, OpenVia};
 use crate::vocab::kind::{Features, ModeKind};
 use crate::vocab::value::{Value, ValueType};
 
@@ -84,41 +84,35 @@ impl OfficialLib for SysLib {
         self.open_as(dir, id, mode, crypt_key, aes256, OpenAs::default())
     }
 
-    fn open_read_only(
+    fn open_via(
         &self,
+        via: OpenVia,
         dir: &Path,
         id: &str,
         mode: ModeKind,
         crypt_key: Option<&[u8]>,
         aes256: bool,
     ) -> Result<Option<Box<dyn OfficialStore>>> {
-        if !self.features.read_only {
+        let (listed, how) = match via {
+            OpenVia::ReadOnly => (
+                self.features.read_only,
+                OpenAs {
+                    read_only: true,
+                    ..OpenAs::default()
+                },
+            ),
+            OpenVia::NameSpace => (
+                self.features.name_space,
+                OpenAs {
+                    name_space: true,
+                    ..OpenAs::default()
+                },
+            ),
+        };
+        if !listed {
             return Ok(None);
         }
-        let how = OpenAs {
-            read_only: true,
-            ..OpenAs::default()
-        };
         self.open_as(dir, id, mode, crypt_key, aes256, how)
-            .map(Some)
-    }
-
-    fn open_in_name_space(
-        &self,
-        root: &Path,
-        id: &str,
-        mode: ModeKind,
-        crypt_key: Option<&[u8]>,
-        aes256: bool,
-    ) -> Result<Option<Box<dyn OfficialStore>>> {
-        if !self.features.name_space {
-            return Ok(None);
-        }
-        let how = OpenAs {
-            name_space: true,
-            ..OpenAs::default()
-        };
-        self.open_as(root, id, mode, crypt_key, aes256, how)
             .map(Some)
     }
 

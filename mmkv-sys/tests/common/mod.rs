@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+use mmkv_sys::versions::{embedded, VersionEntry};
 use mmkv_sys::{Instance, Official};
 
 /// What `MMKV_VERSION` says for a tag (the v1.2.3 and v2.1.1 tags report an older string,
@@ -24,6 +25,23 @@ pub fn all_built() -> Vec<Official> {
     tags.iter()
         .map(|t| Official::load(t).unwrap_or_else(|e| panic!("load {t}: {e}")))
         .collect()
+}
+
+/// Every built version with its versions.yaml entry; an extra tag (MMKV_EXTRA_TAGS) has no
+/// entry to agree with and is left out.
+pub fn listed_built() -> Vec<(Official, &'static VersionEntry)> {
+    all_built()
+        .into_iter()
+        .filter_map(|lib| {
+            let entry = embedded().get(lib.tag())?;
+            Some((lib, entry))
+        })
+        .collect()
+}
+
+/// True when `r` is the shim's refusal of a call the version lacks.
+pub fn unsupported<T: std::fmt::Debug>(r: &mmkv_sys::Result<T>) -> bool {
+    matches!(r, Err(mmkv_sys::Error::Unsupported { .. }))
 }
 
 /// One value of every kind a version supports, written under `prefix`-named keys.
