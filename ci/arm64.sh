@@ -24,8 +24,9 @@ mapfile -t missing < <(arm64_missing)
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]}"
   dpkg --print-foreign-architectures | grep -qx arm64 || dpkg --add-architecture arm64
+  arm64_add_qemu_suite
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${arm64_pkgs[@]}"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${arm64_pkgs[@]}" "${arm64_qemu_pkgs[@]}"
 fi
 
 # The CLI's tests start the aarch64 mmkv as a child process: the kernel runs it through
