@@ -51,11 +51,14 @@ arm64_missing() {
     echo "qemu-user-static (>= $arm64_qemu_min)"
 }
 
-# Adds arm64_qemu_suite to apt's sources when no source has it yet, as Debian documents
-# backports (main, one deb822 entry in sources.list.d), on the mirror apt already uses for the
-# release itself (its Debian archive keyring when installed). Run apt-get update after it.
-arm64_add_qemu_suite() {
+# apt-get update, and arm64_qemu_suite added to apt's sources when no source has it yet, as
+# Debian documents backports (main, one deb822 entry in sources.list.d), on the mirror apt
+# already uses for the release itself (with its Debian archive keyring when installed), then
+# apt-get update again. apt-get indextargets lists only the suites whose indexes apt has
+# fetched, hence the first update.
+arm64_apt_update() {
   local release=${arm64_qemu_suite%-backports} mirror key=/usr/share/keyrings/debian-archive-keyring.gpg
+  apt-get update -qq
   [ -n "$arm64_qemu_suite" ] || return 0
   # shellcheck disable=SC2016 # apt's own $(FIELD) format, not a shell expansion
   apt-get indextargets --format '$(RELEASE)' | grep -qxF "$arm64_qemu_suite" && return 0
@@ -67,4 +70,5 @@ arm64_add_qemu_suite() {
     printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: main\n' "$mirror" "$arm64_qemu_suite"
     [ ! -e "$key" ] || printf 'Signed-By: %s\n' "$key"
   } >"/etc/apt/sources.list.d/$arm64_qemu_suite.sources"
+  apt-get update -qq
 }

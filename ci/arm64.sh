@@ -26,8 +26,7 @@ mapfile -t missing < <(arm64_missing)
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]}"
   dpkg --print-foreign-architectures | grep -qx arm64 || dpkg --add-architecture arm64
-  arm64_add_qemu_suite
-  apt-get update -qq
+  arm64_apt_update
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${arm64_pkgs[@]}" "${arm64_qemu_pkgs[@]}"
 fi
 
