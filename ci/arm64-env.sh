@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034 # its variables are for the scripts that source it
 # Sourced by ci/arm64.sh and ci/arm64-report.sh: the aarch64 toolchain's packages and the
 # environment of every aarch64 build and run (docs/maintainers.md, "arm64 under emulation").
 # Expects `root` (the checkout) to be set.
@@ -71,4 +72,44 @@ arm64_apt_update() {
     [ ! -e "$key" ] || printf 'Signed-By: %s\n' "$key"
   } >"/etc/apt/sources.list.d/$arm64_qemu_suite.sources"
   apt-get update -qq
+}
+
+# Debian 12's own qemu-aarch64-static (7.2), unpacked into a cache, not installed: qemu 10
+# ignores -p on a 4 KiB host, 7.2 gives the guest the page size asked for, so ci/arm64.sh runs
+# the reader's tests under it at 16 KiB guest pages (docs/maintainers.md, "arm64 under
+# emulation"). ARM64_QEMU72=PATH: one unpacked elsewhere.
+arm64_qemu72="${ARM64_QEMU72:-${XDG_CACHE_HOME:-$HOME/.cache}/mmkv-reader-ci/qemu-7.2/qemu-aarch64-static}"
+
+# Unpacks arm64_qemu72 when it is not there: the newest qemu-user-static 7.2 apt knows (the
+# release's own, asked for by its version: with backports configured apt would pick 10),
+# fetched by apt-get download (checked against apt's indexes; one apt-get update first when
+# apt knows none) and unpacked with dpkg-deb -x. Only the aarch64 binary is kept.
+arm64_fetch_qemu72() {
+  local v best='' tmp
+  [ -x "$arm64_qemu72" ] && return 0
+  for _ in 1 2; do
+    while read -r v; do
+      if dpkg --compare-versions "$v" ge 1:7.2 && dpkg --compare-versions "$v" lt 1:7.3~ &&
+        { [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; }; then
+        best=$v
+      fi
+    done < <(apt-cache madison qemu-user-static 2>/dev/null | awk -F'|' '{gsub(/ /, "", $2); print $2}')
+    [ -z "$best" ] || break
+    apt-get update -qq
+  done
+  [ -n "$best" ] || { echo "apt knows no qemu-user-static 7.2" >&2; return 1; }
+  tmp=$(mktemp -d)
+  # apt fetches as its _apt user when it runs as root: that user writes the .deb here.
+  [ "$(id -u)" != 0 ] || chown _apt "$tmp" 2>/dev/null || true
+  if ! { (cd "$tmp" && apt-get download -qq "qemu-user-static=$best") &&
+    dpkg-deb -x "$tmp"/qemu-user-static_*.deb "$tmp/root" &&
+    mkdir -p "${arm64_qemu72%/*}" &&
+    install -m 755 "$tmp/root/usr/bin/qemu-aarch64-static" "$arm64_qemu72.tmp"; }; then
+    rm -rf "$tmp"
+    echo "could not unpack qemu-user-static $best" >&2
+    return 1
+  fi
+  rm -rf "$tmp"
+  echo "$best" >"${arm64_qemu72%/*}/version"
+  mv "$arm64_qemu72.tmp" "$arm64_qemu72"
 }
