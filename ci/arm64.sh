@@ -34,7 +34,11 @@ fi
 # The CLI's tests start the aarch64 mmkv as a child process: the kernel runs it through
 # qemu-user-binfmt's handler. The package registers it where systemd runs; in a
 # container binfmt_misc may need mounting and the package's binfmt.d entry registering.
+# The kernel keeps the interpreter it opened when the entry was registered (flag F): after an
+# install here (e.g. qemu 10 over Debian 12's 7.2) an older entry would go on running the old
+# qemu, so it is registered again.
 binfmt=$arm64_binfmt
+if [ ${#missing[@]} -gt 0 ] && [ -e "$binfmt" ]; then echo -1 >"$binfmt"; fi
 if [ ! -e "$binfmt" ]; then
   misc=${binfmt%/*}
   [ -e "$misc/register" ] || mount -t binfmt_misc binfmt_misc "$misc" 2>/dev/null || true
