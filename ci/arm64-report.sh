@@ -7,10 +7,9 @@
 #   bash ci/arm64-report.sh [REPORT ARGS...]      e.g. --cases 2 for a quick look
 #
 # The aarch64 conformance binary runs through ci/qemu-aarch64.sh (plain qemu-aarch64-static);
-# its cells and writers are child processes, which the kernel runs through qemu-user-static's
-# binfmt handler. Environment:
-#   ARM64_GUEST_PAGE=16384   the guest's page size (default: qemu's, 4 KiB; the report itself
-#                            runs its cells at 4 and 16 KiB official pages, --page-sizes)
+# its cells and writers are child processes, which the kernel runs through qemu-user-binfmt's
+# handler. The guest runs at the host's page size; the report runs its cells at 4 and 16 KiB
+# official pages (--page-sizes). Environment:
 #   ARM64_REPORT_SHARDS=N    cut versions.yaml's tags into N contiguous slices and run one report
 #                            per slice (`report --only`, as CI's shards), then `conformance
 #                            merge` them; a slice whose JSON is already there is kept (rerun:
@@ -44,7 +43,6 @@ missing=$(arm64_missing | paste -sd' ')
 # (over 400 s of CPU) niced on a loaded 2-core machine.
 export CONFORMANCE_WORKLOAD_TIMEOUT="${CONFORMANCE_WORKLOAD_TIMEOUT:-10800}"
 export CONFORMANCE_CHILD_TIMEOUT="${CONFORMANCE_CHILD_TIMEOUT:-300}"
-[ -z "${ARM64_GUEST_PAGE:-}" ] || export ARM64_GUEST_PAGE
 
 exe="$CARGO_TARGET_DIR/$triple/release/conformance"
 run() { "$root/ci/qemu-aarch64.sh" "$exe" "$@"; }

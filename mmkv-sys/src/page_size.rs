@@ -20,8 +20,9 @@
 //! `MMKV_SYS_PAGE_SIZE` to its cells).
 //!
 //! The default comes from `MMKV_SYS_PAGE_SIZE` (bytes) when set, else it is the real page size.
-//! Under qemu the guest's page (`qemu-aarch64-static -p 16384`) is the real one, no variable
-//! needed. The setting is process-wide: it applies to every version loaded now and later.
+//! Under qemu 7.2 the guest's page (`qemu-aarch64-static -p 16384`) is the real one, no variable
+//! needed; qemu 10 ignores `-p` on a 4 KiB host, so ci/arm64.sh sets the variable instead. The
+//! setting is process-wide: it applies to every version loaded now and later.
 
 use crate::{registry, Error, Result};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -99,6 +99,29 @@ fn the_default_is_this_machines_page() {
     assert_eq!(s.page_size(), 4096);
 }
 
+/// The page size this machine has is the one the run expects, when it says one
+/// (`MMKV_READER_EXPECT_PAGE_SIZE`; ci/arm64.sh sets it to its emulated guest's page, 16384 under
+/// qemu 7.2's `-p 16384`), so that a run meant for other pages than the host's fails when the
+/// emulator did not give them instead of passing at the host's; and the default follows it: a
+/// 16 KiB writer's cut store reads only when this machine's pages are 16 KiB or more.
+#[test]
+fn this_machines_page_is_the_one_the_run_expects() {
+    let host = host_page_size();
+    assert_eq!(mmkv_reader::page::validate_page_size(host), Ok(host));
+    if let Some(want) = std::env::var_os("MMKV_READER_EXPECT_PAGE_SIZE") {
+        let want = want.to_str().and_then(|w| w.parse::<u64>().ok());
+        assert_eq!(
+            Some(host),
+            want,
+            "this machine's page size, MMKV_READER_EXPECT_PAGE_SIZE"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let p = truncated_store(dir.path(), 16384);
+    let read = Store::open(&p, Options::new()).map(|s| s.len());
+    assert_eq!(read.is_ok(), host >= 16384, "{read:?} at {host}-byte pages");
+}
+
 /// The case the page size decides: a 16 KiB writer's store cut short. The official loader on a
 /// 16 KiB machine maps the cut file as one zero-filled 16 KiB page, where the region fits and
 /// its CRC matches; on a 4 KiB machine the region does not fit in the one page it maps.
